@@ -1,0 +1,29 @@
+"""mimesis_gym: Gymnasium environments in which an LLM agent converses with a simulated user.
+
+Importing the package registers the ``mimesis/`` env ids (idempotent)::
+
+    import gymnasium as gym
+    import mimesis_gym
+
+    env = gym.make("mimesis/FunctionGym-v0")
+
+``gym.make("mimesis_gym:mimesis/FunctionGym-v0")`` works without the import.
+"""
+
+from mimesis_gym.core import ChatModel, ChatReply, ConversationEnv, coerce_json, split_thought
+from mimesis_gym.envs import ENV_IDS, register_envs
+
+__version__ = "0.1.0"
+
+register_envs()
+
+__all__ = [
+    "ENV_IDS",
+    "ChatModel",
+    "ChatReply",
+    "ConversationEnv",
+    "__version__",
+    "coerce_json",
+    "register_envs",
+    "split_thought",
+]

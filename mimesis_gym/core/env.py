@@ -1,0 +1,355 @@
+"""``ConversationEnv``: the contract every mimesis_gym environment implements (DESIGN §2.1).
+
+The base class owns everything that is the same in every env: the text spaces, option checking,
+task selection, the action grammar, turn counting, the reward profile's reward line, the public
+transcript, the fixed ``info`` keys, privileged information, the running episode score, role-call
+bookkeeping and the sync/async bridge. A subclass writes only the state machine of one episode:
+``_begin`` (the opening observation) and ``_handle`` (one parsed action → :class:`StepOutcome`).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Coroutine, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, TypeVar
+
+import gymnasium as gym
+from gymnasium.error import ResetNeeded
+
+from mimesis_gym.core.actions import MalformedAction, ParsedAction, interact_with_env_tool, parse_action
+from mimesis_gym.core.asyncbridge import LoopThread, run_without_loop
+from mimesis_gym.core.chat import ThoughtRecord
+from mimesis_gym.core.roles import RoleModels, RoleSession
+from mimesis_gym.core.scoring import EpisodeScorer, SumOfRewards, make_scorer
+from mimesis_gym.core.spaces import UnicodeText
+from mimesis_gym.core.tasks import HasId, TaskPack
+
+__all__ = ["INFO_KEYS", "REWARD_PROFILES", "ConversationEnv", "StepOutcome"]
+
+logger = logging.getLogger(__name__)
+
+INFO_KEYS: tuple[str, ...] = (
+    "task_id",
+    "turn",
+    "action_kind",
+    "valid_action",
+    "reward_parts",
+    "user_failure",
+    "episode_score",
+    "privileged",
+)
+"""The fixed ``info`` key set of every ``reset`` and ``step``."""
+
+REWARD_PROFILES = ("eval", "train")
+PROMPT_SETS = ("native", "userrl")
+
+TaskT = TypeVar("TaskT", bound=HasId)
+T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class StepOutcome:
+    """What an env's ``_handle`` decided for one step.
+
+    ``reward_parts`` lists every named component; their float values sum to the reward.
+    ``user_thought``/``user_utterance`` describe the counterpart reply the observation carries
+    (privileged); ``judgements`` are parsed role outputs or scripted decisions (privileged).
+    """
+
+    obs: str
+    reward_parts: dict[str, float]
+    terminated: bool = False
+    valid: bool = True
+    user_thought: str | None = None
+    user_utterance: str | None = None
+    judgements: dict[str, Any] | None = None
+
+
+class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
+    """Base class of the conversation envs: text in, text out, one task per episode.
+
+    Subclasses set the class attributes below and implement ``_load_pack``, ``_system_prompt``,
+    ``_begin`` and ``_handle``; they may override ``_select_task``, ``_hidden``,
+    ``_malformed_outcome``, ``score_context`` and ``oracle_action``.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 1}
+
+    env_name: ClassVar[str] = ""
+    """Short name used by the scoring protocol (``travel``, ``function``, …)."""
+    accepted_kinds: ClassVar[frozenset[str]] = frozenset({"action", "answer", "search", "finish"})
+    tolerated_kinds: ClassVar[Mapping[str, str]] = {}
+    reward_part_names: ClassVar[tuple[str, ...]] = ()
+    role_names: ClassVar[tuple[str, ...]] = ()
+    packs: ClassVar[tuple[str, ...]] = ("original", "upstream")
+    reset_option_keys: ClassVar[frozenset[str]] = frozenset({"task_id", "split", "episode_id"})
+    draws_llm_seed_base: ClassVar[bool] = True
+    """Whether ``reset`` draws ``llm_seed_base`` from ``np_random`` right after the task index."""
+    max_episode_score: ClassVar[float] = 1.0
+    """The score the privileged oracle reaches on every demo task (contract suite)."""
+    tool_description: ClassVar[str] = "Interact with the environment."
+
+    def __init__(
+        self,
+        *,
+        user: Any = "scripted",
+        judge: Any = None,
+        user_kwargs: Mapping[str, Any] | None = None,
+        privileged: bool = False,
+        reward_profile: str = "eval",
+        pack: str = "original",
+        data_dir: str | None = None,
+        split: str = "test",
+        render_mode: str | None = None,
+        lenient_parsing: bool = False,
+        prompt_set: str = "native",
+        role_max_tokens: int | None = None,
+    ) -> None:
+        if reward_profile not in REWARD_PROFILES:
+            raise ValueError(f"reward_profile must be one of {', '.join(REWARD_PROFILES)}; got {reward_profile!r}")
+        if pack not in self.packs:
+            raise ValueError(f"pack must be one of {', '.join(self.packs)}; got {pack!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or 'ansi'; got {render_mode!r}")
+        if prompt_set not in PROMPT_SETS:
+            raise ValueError(f"prompt_set must be one of {', '.join(PROMPT_SETS)}; got {prompt_set!r}")
+        if role_max_tokens is not None and role_max_tokens < 1:
+            raise ValueError(f"role_max_tokens must be a positive int or None; got {role_max_tokens!r}")
+        self.user = user
+        self.judge = judge
+        self.user_kwargs = dict(user_kwargs or {})
+        self.privileged = bool(privileged)
+        self.reward_profile = reward_profile
+        self.pack = pack
+        self.data_dir = data_dir
+        self.split = split
+        self.render_mode = render_mode
+        self.lenient_parsing = bool(lenient_parsing)
+        self.prompt_set = prompt_set
+        self.role_max_tokens = role_max_tokens
+
+        self.observation_space = UnicodeText()
+        self.action_space = UnicodeText()
+        self.role_models = RoleModels()
+        self.task_pack: TaskPack[TaskT] = self._load_pack()
+        self.tools: list[dict[str, Any]] = [interact_with_env_tool(self.accepted_kinds, self.tool_description)]
+
+        self.task: TaskT | None = None
+        self.turn = 0
+        self.episode_score = 0.0
+        self._scorer: EpisodeScorer = SumOfRewards()
+        self._transcript: list[dict[str, str]] = []
+        self._opening_messages: list[dict[str, str]] = []
+        self._session = RoleSession(episode_id="", llm_seed_base=0, role_max_tokens=role_max_tokens)
+        self._needs_reset = True
+        self._loop_thread: LoopThread | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------------ subclass hooks
+
+    def _load_pack(self) -> TaskPack[TaskT]:
+        """The task pack for ``self.pack`` (cached per process by the env's loader)."""
+        raise NotImplementedError
+
+    def _system_prompt(self, task: TaskT) -> str:
+        raise NotImplementedError
+
+    async def _begin(self, task: TaskT) -> str:
+        """Start an episode on ``task``; return the agent's opening observation."""
+        raise NotImplementedError
+
+    async def _handle(self, action: ParsedAction) -> StepOutcome:
+        """Handle one well-formed action; ``self.turn`` already counts this step."""
+        raise NotImplementedError
+
+    def _select_task(self, task_id: str | None, split: str) -> TaskT:
+        return self.task_pack.select(self.np_random, task_id, split)
+
+    def _hidden(self) -> dict[str, Any]:
+        """The task's hidden data and episode state for ``info["privileged"]["hidden"]``."""
+        return {}
+
+    def _malformed_outcome(self, malformed: MalformedAction) -> StepOutcome:
+        """A step spent on input outside the grammar: reward 0, the grammar message."""
+        return StepOutcome(obs=malformed.message, reward_parts=dict.fromkeys(self.reward_part_names, 0.0), valid=False)
+
+    def score_context(self) -> dict[str, Any]:
+        """What re-scoring an episode needs beyond its steps (evaluation.md §1.4)."""
+        return {}
+
+    def oracle_action(self) -> str | dict[str, Any] | None:
+        """The privileged oracle's next action, or ``None`` when the task lacks the data."""
+        return None
+
+    def secret_texts(self) -> list[str]:
+        """Hidden task strings that must never appear in an observation (contract suite)."""
+        return []
+
+    # ------------------------------------------------------------------ public attributes
+
+    @property
+    def system_prompt(self) -> str:
+        self._require_task()
+        return self._system_prompt(self.task)  # type: ignore[arg-type]
+
+    @property
+    def opening_messages(self) -> list[dict[str, str]]:
+        return [dict(message) for message in self._opening_messages]
+
+    @property
+    def transcript(self) -> list[dict[str, str]]:
+        return [dict(message) for message in self._transcript]
+
+    @property
+    def thought_records(self) -> list[ThoughtRecord]:
+        return list(self._session.thought_records)
+
+    # ------------------------------------------------------------------ reset / step
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        return self._run(self.areset(seed=seed, options=options))
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        return self._run(self.astep(action))
+
+    async def areset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Native async ``reset`` (DESIGN §2.1)."""
+        super().reset(seed=seed)
+        task_id, split, episode_id = self._check_options(options)
+        task = self._select_task(task_id, split)
+        self.task = task
+        self.turn = 0
+        self.episode_score = 0.0
+        self._scorer = make_scorer(self.env_name, self.score_context())
+        self._session = RoleSession(
+            episode_id=episode_id or uuid.uuid4().hex,
+            llm_seed_base=int(self.np_random.integers(0, 2**31 - 1)) if self.draws_llm_seed_base else 0,
+            role_max_tokens=self.role_max_tokens,
+        )
+        obs = await self._begin(task)
+        self._opening_messages = [{"role": "user", "content": obs}]
+        self._transcript = self.opening_messages
+        self._needs_reset = False
+        info = self._info(None, True, dict.fromkeys(self.reward_part_names, 0.0), None)
+        return obs, info
+
+    async def astep(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Native async ``step`` (DESIGN §2.1). Malformed input costs the turn, never raises."""
+        if self._needs_reset:
+            raise ResetNeeded("call reset() before step(): the episode has not started or has terminated")
+        self.turn += 1
+        self._session.begin_step(self.turn)
+        parsed = parse_action(action, self.accepted_kinds, self.tolerated_kinds)
+        if isinstance(parsed, ParsedAction):
+            outcome = await self._handle(parsed)
+            kind, content, written = parsed.kind, parsed.content, parsed.canonical
+        else:
+            outcome = self._malformed_outcome(parsed)
+            kind, content, written = "invalid", "", parsed.transcript_text
+        reward = 0.0
+        for value in outcome.reward_parts.values():
+            if isinstance(value, float):
+                reward += value
+        obs = outcome.obs
+        if self.reward_profile == "train":
+            obs = f"{obs}\nReward: {reward}"
+        self.episode_score = self._scorer.add(kind, content, reward)
+        self._transcript.append({"role": "assistant", "content": written})
+        self._transcript.append({"role": "user", "content": obs})
+        if outcome.terminated:
+            self._needs_reset = True
+        info = self._info(kind, outcome.valid, outcome.reward_parts, outcome)
+        return obs, reward, outcome.terminated, False, info
+
+    # ------------------------------------------------------------------ rendering, closing
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        lines = [f"{message['role']}: {message['content']}" for message in self._transcript]
+        lines.append(f"[turn {self.turn}, score {self.episode_score}]")
+        return "\n\n".join(lines)
+
+    def close(self) -> None:
+        """Release the env's event loop and the chat models it created; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        owned = self.role_models.owned
+        if owned:
+
+            async def close_models() -> None:
+                for model in owned:
+                    aclose = getattr(model, "aclose", None)
+                    if aclose is not None:
+                        await aclose()
+
+            try:
+                self._run(close_models())
+            except Exception:  # closing must not raise; a broken model is logged
+                logger.warning("closing a chat model failed", exc_info=True)
+        if self._loop_thread is not None:
+            self._loop_thread.close()
+            self._loop_thread = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_loop_thread"] = None
+        return state
+
+    # ------------------------------------------------------------------ internals
+
+    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
+        if not self.role_models.chat_models:
+            return run_without_loop(coro)
+        if self._loop_thread is None:
+            self._loop_thread = LoopThread()
+        return self._loop_thread.run(coro)
+
+    def _require_task(self) -> None:
+        if self.task is None:
+            raise ResetNeeded("call reset() first: the attribute depends on the task")
+
+    def _check_options(self, options: Mapping[str, Any] | None) -> tuple[str | None, str, str | None]:
+        options = options or {}
+        unknown = set(options) - self.reset_option_keys
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; accepted: {sorted(self.reset_option_keys)}")
+        task_id = options.get("task_id")
+        split = options.get("split", self.split)
+        episode_id = options.get("episode_id")
+        for name, value in (("task_id", task_id), ("split", split), ("episode_id", episode_id)):
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"reset option {name!r} must be a string; got {type(value).__name__}")
+        return task_id, split, episode_id
+
+    def _info(
+        self,
+        action_kind: str | None,
+        valid: bool,
+        reward_parts: dict[str, Any],
+        outcome: StepOutcome | None,
+    ) -> dict[str, Any]:
+        privileged: dict[str, Any] = {}
+        if self.privileged:
+            privileged = {
+                "thoughts": {role: dict(entry) for role, entry in self._session.step_thoughts.items()},
+                "user_thought": outcome.user_thought if outcome else None,
+                "user_utterance": outcome.user_utterance if outcome else None,
+                "judgements": dict(outcome.judgements or {}) if outcome else {},
+                "hidden": self._hidden(),
+            }
+        return {
+            "task_id": self.task.id,  # type: ignore[union-attr]
+            "turn": self.turn,
+            "action_kind": action_kind,
+            "valid_action": valid,
+            "reward_parts": dict(reward_parts),
+            "user_failure": self._session.user_failure(),
+            "episode_score": self.episode_score,
+            "privileged": privileged,
+        }

@@ -1,0 +1,100 @@
+"""Task packs: splits of task records, task selection and upstream directory lookup (DESIGN §2.5).
+
+Loading is cached per process by each env's ``tasks.py`` (``functools.lru_cache`` on the loader),
+so constructing and resetting an env costs microseconds, not a re-read of its data files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Generic, Protocol, TypeVar
+
+import numpy as np
+
+__all__ = ["HasId", "TaskPack", "read_jsonl", "resolve_upstream_dir"]
+
+
+class HasId(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+TaskT = TypeVar("TaskT", bound=HasId)
+
+
+class TaskPack(Generic[TaskT]):
+    """Tasks grouped by split, each task findable by id from any split.
+
+    ``select`` implements the reset rule of DESIGN §2.1: ``task_id`` wins; otherwise a task is
+    drawn from the split's pool (file order) with ``np_random.integers(len(pool))``.
+    """
+
+    def __init__(self, name: str, splits: Mapping[str, Sequence[TaskT]]) -> None:
+        self.name = name
+        self.splits: dict[str, tuple[TaskT, ...]] = {split: tuple(tasks) for split, tasks in splits.items()}
+        self.by_id: dict[str, TaskT] = {}
+        for tasks in self.splits.values():
+            for task in tasks:
+                if task.id in self.by_id:
+                    raise ValueError(f"pack {name!r}: duplicate task id {task.id!r}")
+                self.by_id[task.id] = task
+
+    def __len__(self) -> int:
+        return len(self.by_id)
+
+    def __iter__(self) -> Iterator[TaskT]:
+        return iter(self.by_id.values())
+
+    def counts(self) -> dict[str, int]:
+        return {split: len(tasks) for split, tasks in self.splits.items()}
+
+    def get(self, task_id: str) -> TaskT:
+        try:
+            return self.by_id[task_id]
+        except KeyError:
+            raise ValueError(f"unknown task_id {task_id!r} in pack {self.name!r}") from None
+
+    def pool(self, split: str) -> tuple[TaskT, ...]:
+        if split not in self.splits:
+            known = ", ".join(sorted(self.splits))
+            raise ValueError(f"pack {self.name!r} has no split {split!r}; accepted: {known}")
+        pool = self.splits[split]
+        if not pool:
+            raise ValueError(f"split {split!r} of pack {self.name!r} is empty")
+        return pool
+
+    def select(self, np_random: np.random.Generator, task_id: str | None, split: str) -> TaskT:
+        if task_id is not None:
+            return self.get(task_id)
+        pool = self.pool(split)
+        return pool[int(np_random.integers(len(pool)))]
+
+
+def read_jsonl(path: Path, parse: Callable[[dict[str, Any]], TaskT] | None = None) -> list[Any]:
+    """Read one JSON object per non-blank line; ``parse`` turns each into a record."""
+    records: list[Any] = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except ValueError as error:
+                raise ValueError(f"{path}:{number}: not valid JSON ({error})") from None
+            records.append(parse(data) if parse else data)
+    return records
+
+
+def resolve_upstream_dir(data_dir: str | os.PathLike[str] | None, env_var: str) -> Path:
+    """The upstream data root: ``data_dir`` if given, else ``$<env_var>``; an error names both."""
+    chosen = data_dir if data_dir is not None else os.environ.get(env_var)
+    if not chosen:
+        raise ValueError(f"pack='upstream' needs the upstream data: pass data_dir=... or set ${env_var}")
+    path = Path(chosen).expanduser()
+    if not path.is_dir():
+        source = "data_dir" if data_dir is not None else f"${env_var}"
+        raise ValueError(f"{source} points to {str(path)!r}, which is not a directory")
+    return path
