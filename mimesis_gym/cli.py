@@ -1,0 +1,134 @@
+"""The ``mimesis-gym`` command (evaluation.md §5): ``list``, ``play``, ``check``, ``--version``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+
+import mimesis_gym
+from mimesis_gym.envs import ENV_IDS, SHORT_NAMES
+
+__all__ = ["main"]
+
+
+def _env_id(name: str) -> str:
+    """An env id from an id or a short name (``function``); ``SystemExit`` with the known names."""
+    if name in ENV_IDS:
+        return name
+    by_short = {short: env_id for env_id, short in SHORT_NAMES.items()}
+    if name.lower() in by_short:
+        return by_short[name.lower()]
+    known = ", ".join(f"{short} ({env_id})" for env_id, short in SHORT_NAMES.items())
+    raise SystemExit(f"mimesis-gym: unknown env {name!r}; known: {known}")
+
+
+def _env_ids(spec: str | None) -> list[str]:
+    if spec is None or spec == "all":
+        return list(ENV_IDS)
+    return [_env_id(part.strip()) for part in spec.split(",") if part.strip()]
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    what = args.what or "envs"
+    if what == "users":
+        from mimesis_gym.users import list_users
+
+        for spec in list_users():
+            print(f"{spec.alias:<20} {spec.kind:<9} {spec.label:<16} {spec.description}")
+        return 0
+    upstream = os.environ.get("MIMESIS_GYM_USERRL_DIR")
+    for env_id in ENV_IDS:
+        env = gym.make(env_id)
+        unwrapped: Any = env.unwrapped
+        kinds = ", ".join(sorted(unwrapped.accepted_kinds))
+        counts = ", ".join(f"{split} {n}" for split, n in unwrapped.task_pack.counts().items())
+        print(f"{env_id:<28} {SHORT_NAMES[env_id]:<10} kinds: {kinds}")
+        print(f"{'':<28} {'':<10} original pack: {counts}")
+        if upstream:
+            try:
+                up = gym.make(env_id, pack="upstream").unwrapped.task_pack.counts()  # type: ignore[attr-defined]
+                print(f"{'':<28} {'':<10} upstream ($MIMESIS_GYM_USERRL_DIR): {up}")
+            except (ValueError, OSError, ImportError) as error:
+                print(f"{'':<28} {'':<10} upstream: unavailable ({error})")
+        env.close()
+    return 0
+
+
+def _cmd_play(args: argparse.Namespace) -> int:
+    env_id = _env_id(args.env)
+    kwargs: dict[str, Any] = {"user": args.user, "split": args.split, "pack": args.pack}
+    env = gym.make(env_id, max_episode_steps=args.max_turns, **kwargs)
+    options = {"task_id": args.task} if args.task else None
+    obs, info = env.reset(seed=args.seed, options=options)
+    unwrapped: Any = env.unwrapped
+    print(f"== {env_id} · task {info['task_id']} · up to {args.max_turns} turns ==")
+    print(unwrapped.system_prompt)
+    print(f"\n[user] {obs}")
+    print("Type actions such as `[action] …`, `[answer] …`, `[finish]`; /quit to stop.")
+    terminated = truncated = False
+    while not (terminated or truncated):
+        try:
+            line = input("> ")
+        except EOFError:
+            break
+        if line.strip() == "/quit":
+            break
+        obs, reward, terminated, truncated, info = env.step(line)
+        flag = "" if info["valid_action"] else "  (invalid action)"
+        print(f"[user] {obs}\n       reward {reward}{flag}")
+    print(f"== episode score {info['episode_score']} after {info['turn']} turns ==")
+    env.close()
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from mimesis_gym.evaluation.contract import run_checks
+
+    results = run_checks(_env_ids(args.envs))
+    for result in results:
+        status = "ok  " if result.ok else "FAIL"
+        print(f"{status} {result.env_id:<28} {result.check:<16} {result.detail}")
+    failed = sum(not result.ok for result in results)
+    print(f"{len(results) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mimesis-gym", description="Conversation environments with simulated users (MIMESIS / UserRL)."
+    )
+    parser.add_argument("--version", action="version", version=f"mimesis-gym {mimesis_gym.__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    listing = commands.add_parser("list", help="list envs (with task counts) or user aliases")
+    listing.add_argument("what", nargs="?", choices=["envs", "users"], help="what to list (default: envs)")
+    listing.set_defaults(run=_cmd_list)
+
+    play = commands.add_parser("play", help="play the agent yourself against an env's user")
+    play.add_argument("env", help="env id or short name, e.g. function")
+    play.add_argument("--user", default="scripted", help="user alias (default: scripted)")
+    play.add_argument("--task", help="task id (default: drawn from --split)")
+    play.add_argument("--split", default="test", help="task split (default: test)")
+    play.add_argument("--pack", default="original", help="task pack (default: original)")
+    play.add_argument("--seed", type=int, default=None, help="reset seed")
+    play.add_argument("--max-turns", type=int, default=16, help="turn cap (default: 16)")
+    play.set_defaults(run=_cmd_play)
+
+    check = commands.add_parser("check", help="run the env contract suite (non-zero exit on failure)")
+    check.add_argument("--envs", help="comma-separated env ids or short names (default: all)")
+    check.set_defaults(run=_cmd_check)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

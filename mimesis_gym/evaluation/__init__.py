@@ -1,0 +1,1 @@
+"""Evaluation: the env contract suite (and, later, the async episode runner and scoring reports)."""

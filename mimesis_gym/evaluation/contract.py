@@ -1,0 +1,260 @@
+"""The env contract suite (DESIGN §2.1, §5): checks every registered env must pass.
+
+Each check takes an env id, builds the env through ``gym.make`` with the scripted user and raises
+``AssertionError`` with a precise message on a violation. ``tests/test_env_contract.py``
+parametrises them over the registry and ``mimesis-gym check`` runs them from the command line,
+so an env joins the suite by being registered.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.utils.env_checker import check_env
+
+from mimesis_gym.agents.oracle import OracleAgent, run_oracle_episode
+from mimesis_gym.core.actions import ACTION_KINDS
+from mimesis_gym.core.env import INFO_KEYS
+from mimesis_gym.core.spaces import UnicodeText
+
+__all__ = [
+    "CHECKS",
+    "CheckResult",
+    "check_determinism",
+    "check_fuzz",
+    "check_gymnasium_api",
+    "check_no_hidden_data",
+    "check_oracle",
+    "check_step_result",
+    "fuzz_actions",
+    "run_checks",
+]
+
+FUZZ_ACTIONS = 2000
+
+_FIXED_MALFORMED: tuple[Any, ...] = (
+    "",
+    "   ",
+    "hello there",
+    "[Action] hi",
+    "[ACTION] hi",
+    "[ask] what?",
+    "action] hi",
+    "[action hi",
+    "[]",
+    "[action]",
+    "[answer]   ",
+    "[search]\n\t",
+    "[finish] and some words",
+    "\x00\x01[action]\x07 bell",
+    "\u200b[answer] 1",
+    "[answer] \ud7ff\ufffd",
+    "{",
+    '{"choice": "answer", "content": ',
+    "{choice: answer}",
+    '{"choice": "answer"}',
+    '{"choice": "dance", "content": "x"}',
+    '{"choice": null}',
+    '{"choice": "answer", "content": null}',
+    "[1, 2, 3]",
+    "{}",
+    '{"choice": "finish"}',
+    '{"choice": "action", "content": {"nested": [1, 2, {"x": null}]}}',
+    {"choice": "answer", "content": [1, 2]},
+    {"choice": "action", "content": {"a": 1}},
+    {"choice": "search", "content": True},
+    {"choice": "finish"},
+    {"content": "no choice"},
+    {"choice": 5, "content": "x"},
+    "[action] " + "ā" * 5000,
+    "[answer] 1e308",
+    "[answer] -inf",
+    "[answer] nan",
+    "[action] 1 2 3 4 5 6 7 8",
+    "[action] -0.5 1e3 0 0",
+    "[action] 99999999999 99999999999 99999 9999",
+)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    env_id: str
+    check: str
+    ok: bool
+    detail: str = ""
+
+
+def _make(env_id: str, **kwargs: Any) -> gym.Env[Any, Any]:
+    kwargs.setdefault("user", "scripted")
+    return gym.make(env_id, **kwargs)
+
+
+def fuzz_actions(seed: int, n: int) -> Iterator[Any]:
+    """``n`` random and malformed actions: fixed nasty cases, random Unicode, tags with junk."""
+    rng = np.random.default_rng(seed)
+    text = UnicodeText(seed=seed)
+    tags = [f"[{kind}] " for kind in ACTION_KINDS] + ["[Answer] ", "[act] ", ""]
+    for index in range(n):
+        pick = index % 4
+        if pick == 0:
+            yield _FIXED_MALFORMED[int(rng.integers(len(_FIXED_MALFORMED)))]
+        elif pick == 1:
+            yield text.sample()
+        elif pick == 2:
+            yield tags[int(rng.integers(len(tags)))] + text.sample()
+        else:
+            choice = ACTION_KINDS[int(rng.integers(len(ACTION_KINDS)))]
+            call = json.dumps({"choice": choice, "content": text.sample()})
+            yield call[: int(rng.integers(1, len(call) + 1))]  # often cut mid-JSON
+
+
+def check_step_result(env: gym.Env[Any, Any], result: tuple[Any, ...], *, after_reset: bool = False) -> None:
+    """Assert the contract types of a ``reset`` or ``step`` result (DESIGN §2.1)."""
+    if after_reset:
+        obs, info = result
+    else:
+        obs, reward, terminated, truncated, info = result
+        assert type(reward) is float, f"reward must be a float, got {type(reward).__name__}"
+        assert math.isfinite(reward), f"reward must be finite, got {reward}"
+        assert type(terminated) is bool and type(truncated) is bool, "terminated/truncated must be bools"
+    assert isinstance(obs, str) and obs in env.observation_space, f"observation must be a str, got {type(obs)}"
+    assert isinstance(info, dict), "info must be a dict"
+    assert set(info) == set(INFO_KEYS), f"info keys {sorted(info)} differ from {sorted(INFO_KEYS)}"
+    assert isinstance(info["task_id"], str), "info['task_id'] must be a str"
+    assert type(info["turn"]) is int, "info['turn'] must be an int"
+    assert info["action_kind"] in (None, "invalid", *ACTION_KINDS), f"bad action_kind {info['action_kind']!r}"
+    assert type(info["valid_action"]) is bool, "info['valid_action'] must be a bool"
+    assert isinstance(info["reward_parts"], dict), "info['reward_parts'] must be a dict"
+    assert info["user_failure"] is None or isinstance(info["user_failure"], str), "bad info['user_failure']"
+    assert type(info["episode_score"]) is float, "info['episode_score'] must be a float"
+    assert isinstance(info["privileged"], dict), "info['privileged'] must be a dict"
+    if after_reset:
+        assert info["turn"] == 0 and info["action_kind"] is None and info["valid_action"] is True
+        assert info["episode_score"] == 0.0, "episode_score must be 0.0 after reset"
+    else:
+        parts = sum(v for v in info["reward_parts"].values() if isinstance(v, float))
+        assert math.isclose(parts, reward, abs_tol=1e-9), f"reward parts sum to {parts}, reward is {reward}"
+        if info["action_kind"] == "invalid":
+            assert info["valid_action"] is False and reward == 0.0, "malformed input must give reward 0"
+
+
+def check_gymnasium_api(env_id: str) -> None:
+    """Gymnasium's ``check_env`` passes with every warning turned into an error."""
+    env = _make(env_id)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            check_env(env.unwrapped)
+    finally:
+        env.close()
+
+
+def _trace(env_id: str, seed: int, n_fuzz: int) -> list[Any]:
+    env = _make(env_id)
+    trace: list[Any] = []
+    try:
+        trace.append(env.reset(seed=seed))
+        agent = OracleAgent()
+        actions = list(fuzz_actions(seed, n_fuzz))
+        done = False
+        while not done:
+            action = actions.pop(0) if actions else agent.act(env)
+            result = env.step(action)
+            trace.append(result)
+            done = result[2] or result[3]
+    finally:
+        env.close()
+    return trace
+
+
+def check_determinism(env_id: str, seed: int = 7) -> None:
+    """Two envs with the same seed and actions give identical observations, rewards and infos."""
+    first, second = _trace(env_id, seed, 6), _trace(env_id, seed, 6)
+    assert len(first) == len(second), "episode lengths differ under the same seed"
+    for index, (a, b) in enumerate(zip(first, second, strict=True)):
+        assert a == b, f"step {index} differs under the same seed:\n{a}\n{b}"
+
+
+def check_fuzz(env_id: str, n: int = FUZZ_ACTIONS, seed: int = 0) -> None:
+    """``n`` random and malformed actions never raise and always return contract types."""
+    env = _make(env_id)
+    try:
+        check_step_result(env, env.reset(seed=seed), after_reset=True)
+        for action in fuzz_actions(seed, n):
+            result = env.step(action)
+            check_step_result(env, result)
+            if result[2] or result[3]:
+                check_step_result(env, env.reset(), after_reset=True)
+    finally:
+        env.close()
+
+
+def check_oracle(env_id: str) -> None:
+    """The oracle agent reaches the env's maximum score on every demo task."""
+    env = _make(env_id, split="demo")
+    try:
+        target = env.unwrapped.max_episode_score  # type: ignore[attr-defined]
+        tasks = env.unwrapped.task_pack.pool("demo")  # type: ignore[attr-defined]
+        for task in tasks:
+            score, rewards, _ = run_oracle_episode(env, seed=0, options={"task_id": task.id})
+            assert math.isclose(score, target, abs_tol=1e-9), (
+                f"oracle scored {score} on {task.id} (rewards {rewards}); maximum is {target}"
+            )
+    finally:
+        env.close()
+
+
+def check_no_hidden_data(env_id: str, seed: int = 3) -> None:
+    """Hidden task strings never appear in an observation; ``info["privileged"]`` stays empty."""
+    env = _make(env_id, split="demo")
+    agent = OracleAgent()
+    try:
+        for task in env.unwrapped.task_pack.pool("demo"):  # type: ignore[attr-defined]
+            for n_fuzz in (0, 40):
+                obs, info = env.reset(seed=seed, options={"task_id": task.id})
+                secrets = [s for s in env.unwrapped.secret_texts() if s]  # type: ignore[attr-defined]
+                observations = [obs]
+                infos = [info]
+                actions = list(fuzz_actions(seed, n_fuzz))
+                done = False
+                while not done:
+                    obs, _, terminated, truncated, info = env.step(actions.pop(0) if actions else agent.act(env))
+                    observations.append(obs)
+                    infos.append(info)
+                    done = terminated or truncated
+                for text in observations:
+                    for secret in secrets:
+                        assert secret not in text, f"hidden {secret!r} of {task.id} appears in observation {text!r}"
+                assert all(i["privileged"] == {} for i in infos), "privileged=False must give an empty dict"
+    finally:
+        env.close()
+
+
+CHECKS: dict[str, Callable[[str], None]] = {
+    "gymnasium_api": check_gymnasium_api,
+    "determinism": check_determinism,
+    "fuzz": check_fuzz,
+    "oracle": check_oracle,
+    "no_hidden_data": check_no_hidden_data,
+}
+
+
+def run_checks(env_ids: list[str], checks: list[str] | None = None) -> list[CheckResult]:
+    """Run the named checks (all by default) on each env; failures are collected, not raised."""
+    results = []
+    for env_id in env_ids:
+        for name in checks or list(CHECKS):
+            try:
+                CHECKS[name](env_id)
+            except Exception as error:  # every failure is reported, the suite goes on
+                results.append(CheckResult(env_id, name, False, f"{type(error).__name__}: {error}"))
+            else:
+                results.append(CheckResult(env_id, name, True))
+    return results

@@ -1,0 +1,66 @@
+"""The mimesis-gym command: list, play, check, --version."""
+
+import subprocess
+import sys
+
+import pytest
+
+import mimesis_gym
+from mimesis_gym.cli import main
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"mimesis-gym {mimesis_gym.__version__}"
+
+
+def test_list_envs_shows_counts(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "mimesis/FunctionGym-v0" in out and "train 400, test 100, demo 3" in out
+
+
+def test_list_users(capsys):
+    assert main(["list", "users"]) == 0
+    assert capsys.readouterr().out.startswith("scripted")
+
+
+def test_play_reads_actions_and_prints_the_score(monkeypatch, capsys):
+    lines = iter(["[action] 1 1 1 1", "[search] test", "[answer] 29"])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(lines))
+    assert main(["play", "function", "--split", "demo", "--task", "fn-demo-01"]) == 0
+    out = capsys.readouterr().out
+    assert "For numbers [1.0, 1.0, 1.0, 1.0], the result is 1.0." in out
+    assert out.rstrip().endswith("== episode score 1.0 after 3 turns ==")
+
+
+def test_play_stops_on_end_of_input(monkeypatch, capsys):
+    def eof(prompt=""):
+        raise EOFError
+
+    monkeypatch.setattr("builtins.input", eof)
+    assert main(["play", "mimesis/FunctionGym-v0"]) == 0
+    assert "episode score 0.0 after 0 turns" in capsys.readouterr().out
+
+
+def test_unknown_env_names_the_known_ones():
+    with pytest.raises(SystemExit, match="unknown env 'nope'; known: function"):
+        main(["play", "nope"])
+
+
+def test_check_passes_as_a_console_script():
+    out = subprocess.run(
+        [sys.executable, "-m", "mimesis_gym.cli", "check", "--envs", "function"], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "5 passed, 0 failed"
+
+
+def test_check_fails_with_a_nonzero_exit(monkeypatch, capsys):
+    from mimesis_gym.envs.function.env import FunctionEnv
+
+    monkeypatch.setattr(FunctionEnv, "oracle_action", lambda self: "[finish]")
+    assert main(["check", "--envs", "function"]) == 1
+    assert "FAIL" in capsys.readouterr().out
