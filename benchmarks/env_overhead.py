@@ -1,0 +1,110 @@
+"""Env overhead: FunctionGym beside a bare ``gymnasium.Env`` that does nothing, measured in one run.
+
+Prints the median cost of construct+reset and of one step, for the raw env classes and through
+``gym.make`` (which adds TimeLimit, OrderEnforcing and the passive checker), and the ratios.
+Targets on a 2-core CPU (issue #2): construct+reset ≤ 0.1 ms after the first load, step ≤ 12 µs
+(UserRL's FunctionGym: 1.0 ms and 12 µs).
+
+    python benchmarks/env_overhead.py [--repeats 41] [--batch 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+
+import gymnasium as gym
+
+import mimesis_gym  # noqa: F401
+from mimesis_gym.core.spaces import UnicodeText
+from mimesis_gym.envs.function.env import FunctionEnv
+
+ACTIONS = ["[action] 1 2 3 4", "[action] 2 2 3 4", "[search] test", "[answer] 12345"]  # never terminates
+
+
+class BareEnv(gym.Env[str, str]):
+    """The floor: a text env whose reset and step do nothing."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(self) -> None:
+        self.observation_space = UnicodeText()
+        self.action_space = UnicodeText()
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return "", {}
+
+    def step(self, action):
+        return "", 0.0, False, False, {}
+
+
+if "bench/Bare-v0" not in gym.registry:
+    gym.register("bench/Bare-v0", entry_point=BareEnv, max_episode_steps=10**9)
+
+
+def median_us(run_batch: Callable[[int], None], batch: int, repeats: int) -> float:
+    """Median over ``repeats`` batches of the mean cost of one call, in microseconds."""
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter_ns()
+        run_batch(batch)
+        samples.append((time.perf_counter_ns() - start) / batch / 1000)
+    return statistics.median(samples)
+
+
+def construct_reset(factory: Callable[[], gym.Env]) -> Callable[[int], None]:
+    def run(n: int) -> None:
+        for i in range(n):
+            factory().reset(seed=i)
+
+    return run
+
+
+def stepping(env: gym.Env) -> Callable[[int], None]:
+    env.reset(seed=0)
+
+    def run(n: int) -> None:
+        step = env.step
+        for i in range(n):
+            step(ACTIONS[i & 3])
+
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=41)
+    parser.add_argument("--batch", type=int, default=200)
+    args = parser.parse_args()
+
+    FunctionEnv().reset(seed=0)  # the first load reads the pack once per process
+    rows = []
+    for label, ours, bare in [
+        ("construct+reset (raw class)", construct_reset(FunctionEnv), construct_reset(BareEnv)),
+        (
+            "construct+reset (gym.make)",
+            construct_reset(lambda: gym.make("mimesis/FunctionGym-v0")),
+            construct_reset(lambda: gym.make("bench/Bare-v0")),
+        ),
+        ("step (raw class)", stepping(FunctionEnv()), stepping(BareEnv())),
+        (
+            "step (gym.make wrappers)",
+            stepping(gym.make("mimesis/FunctionGym-v0", max_episode_steps=10**9)),
+            stepping(gym.make("bench/Bare-v0")),
+        ),
+    ]:
+        ours_us = median_us(ours, args.batch, args.repeats)
+        bare_us = median_us(bare, args.batch, args.repeats)
+        rows.append((label, ours_us, bare_us, ours_us / bare_us))
+
+    print(f"{'measure':<30} {'FunctionGym':>12} {'bare Env':>10} {'ratio':>7}")
+    for label, ours_us, bare_us, ratio in rows:
+        print(f"{label:<30} {ours_us:>10.2f}µs {bare_us:>8.2f}µs {ratio:>6.1f}x")
+    print("targets: construct+reset ≤ 100 µs, step ≤ 12 µs (UserRL FunctionGym: 1000 µs, 12 µs)")
+
+
+if __name__ == "__main__":
+    main()
