@@ -14,6 +14,7 @@ import argparse
 import statistics
 import time
 from collections.abc import Callable
+from typing import Any, ClassVar
 
 import gymnasium as gym
 
@@ -27,7 +28,7 @@ ACTIONS = ["[action] 1 2 3 4", "[action] 2 2 3 4", "[search] test", "[answer] 12
 class BareEnv(gym.Env[str, str]):
     """The floor: a text env whose reset and step do nothing."""
 
-    metadata = {"render_modes": []}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
 
     def __init__(self) -> None:
         self.observation_space = UnicodeText()
