@@ -1,17 +1,31 @@
-"""Conventions shared by every chat model: think handling and the role frame (users.md §2.1-2.2).
-
-These functions are pure. The retry loop and the HTTP client that apply them to every backend
-build on this module.
+"""Conventions shared by every chat model (users.md §2): the role frame, think handling, refusal
+detection and the retry loop of :class:`BaseChatModel`, which every backend inherits so that the
+conventions live in exactly one place.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import random
 import re
-from collections.abc import Iterable
+import time
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mimesis_gym.core.chat import ChatFailure, ChatReply, FailureKind, Usage
+from mimesis_gym.core.jsonfix import JSONCoercionError, coerce_json
 
 __all__ = [
     "DEFAULT_OPENER",
+    "DEFAULT_REFUSAL_PATTERNS",
     "THINK_TAG_FAMILIES",
+    "AttemptError",
+    "BaseChatModel",
+    "RawCompletion",
+    "RetryPolicy",
+    "detect_refusal",
     "has_think_tag",
     "reinline_reasoning",
     "role_messages",
@@ -23,6 +37,8 @@ THINK_TAG_FAMILIES: tuple[tuple[str, str], ...] = (
     ("<seed:think>", "</seed:think>"),
 )
 """Tag families stripped from every reply, in this order (exact lower-case tags)."""
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_OPENER = "Hello."
 """Inserted as the first ``user`` message when a role's own chat would open with ``assistant``."""
@@ -118,3 +134,252 @@ def role_messages(
         else:
             messages.append({"role": role, "content": text})
     return messages
+
+
+# ---------------------------------------------------------------------------------------------
+# Refusal detection (users.md §2.5)
+
+_REFUSAL_VERBS = (
+    r"help|assist|comply|continue|participate|engage|role[- ]?play|pretend|"
+    r"take on (?:this|that|the|such a) role|play (?:this|that|the) role|fulfil+|provide that|do that"
+)
+DEFAULT_REFUSAL_PATTERNS: tuple[str, ...] = (
+    # "I can't / cannot / won't / am unable to" + a verb about the request, within one sentence.
+    r"\bi\s*(?:can(?:no|')t|cannot|won't|will not|am unable to|'m unable to|am not able to|'m not able to|"
+    r"must decline to|have to decline to)\b[^.!?\n]{0,80}?\b(?:" + _REFUSAL_VERBS + r")\b",
+    # an opening "As an AI"
+    r"^\W*as an ai\b",
+)
+"""Assistant-style refusals; in-character disagreement ("I can't agree with you") must not match."""
+
+_REFUSAL_MAX_CHARS = 600
+_REFUSAL_WINDOW = 200
+
+
+def detect_refusal(text: str, patterns: Sequence[str] | None = None) -> str | None:
+    """The matched snippet when ``text`` reads as an assistant-style refusal, else ``None``.
+
+    Only utterances of at most 600 characters are checked, and only their first 200 characters.
+    """
+    if not text or len(text) > _REFUSAL_MAX_CHARS:
+        return None
+    window = text[:_REFUSAL_WINDOW].replace("’", "'").lower()
+    for pattern in patterns or DEFAULT_REFUSAL_PATTERNS:
+        match = re.search(pattern, window, re.IGNORECASE)
+        if match is not None:
+            return match.group(0)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The shared retry loop (users.md §2.2-2.6)
+
+TRANSPORT_KINDS = frozenset({"timeout", "connection", "rate_limited", "server_error"})
+CONTENT_KINDS = frozenset({"bad_response", "empty", "bad_json"})
+
+
+class AttemptError(Exception):
+    """One attempt failed with a classified kind (raised by ``BaseChatModel._attempt``)."""
+
+    def __init__(
+        self, kind: FailureKind, detail: str = "", *, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(f"{kind}: {detail}")
+        self.kind = kind
+        self.detail = detail[:200]
+        self.status = status
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True, slots=True)
+class RawCompletion:
+    """What one backend attempt returned, before the conventions are applied."""
+
+    text: str
+    reasoning: str | None = None
+    finish_reason: str | None = None
+    refusal: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+
+
+@dataclass
+class RetryPolicy:
+    """Retry bounds and backoff (users.md §2.6). ``rng`` and ``sleep`` are injectable for tests."""
+
+    max_retries: int = 5
+    content_retries: int = 2
+    refusal_retries: int = 1
+    backoff_base_s: float = 1.0
+    backoff_cap_s: float = 30.0
+    max_tokens_ceiling: int = 32768
+    rng: random.Random = field(default_factory=random.Random, repr=False)
+    sleep: Callable[[float], Awaitable[None]] = field(default=asyncio.sleep, repr=False)
+
+    def delay(self, retry: int, retry_after: float | None = None) -> float:
+        """Seconds to wait before retry number ``retry`` (1, 2, …): full jitter, capped."""
+        jittered = self.rng.uniform(0.0, min(self.backoff_cap_s, self.backoff_base_s * 2 ** (retry - 1)))
+        if retry_after is not None:
+            return min(self.backoff_cap_s * 2, max(retry_after, jittered))
+        return jittered
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["sleep"] = None  # restored to asyncio.sleep: an injected sleep is a test-time object
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self.sleep is None:
+            self.sleep = asyncio.sleep
+
+
+class BaseChatModel:
+    """``chat()`` for every backend: one primitive ``_attempt`` plus the shared conventions.
+
+    Subclasses implement ``_attempt(messages, max_tokens, temperature, seed, json_mode)`` returning
+    a :class:`RawCompletion` or raising :class:`AttemptError`. ``chat()`` then applies
+    re-inlining, think stripping with the doubled-budget retry, refusal detection, JSON coercion
+    and the retry loop, and never raises for model or transport problems.
+    """
+
+    name: str = ""
+    is_human: bool = False
+    thinking: bool = False
+
+    def __init__(
+        self,
+        *,
+        name: str | None = None,
+        retry_policy: RetryPolicy | None = None,
+        refusal_check: bool = True,
+        refusal_patterns: Sequence[str] | None = None,
+    ) -> None:
+        self.name = name or self.name or type(self).__name__
+        self.retry_policy = retry_policy or RetryPolicy()
+        self.refusal_check = refusal_check
+        self.refusal_patterns = tuple(refusal_patterns) if refusal_patterns else None
+
+    # -- backend primitive -------------------------------------------------------------------
+
+    async def _attempt(
+        self, messages: list[dict[str, Any]], max_tokens: int, temperature: float, seed: int | None, json_mode: bool
+    ) -> RawCompletion:
+        raise NotImplementedError
+
+    def _wants_json_mode(self, json_keys: Sequence[str] | None) -> bool:
+        """Whether to request the backend's JSON mode for this call (HTTP clients override)."""
+        return False
+
+    def _dropped_params(self) -> tuple[str, ...]:
+        return ()
+
+    async def aclose(self) -> None:
+        """Release clients; idempotent."""
+
+    # -- the shared loop -----------------------------------------------------------------------
+
+    async def chat(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        max_tokens: int,
+        temperature: float,
+        seed: int | None,
+        json_keys: Sequence[str] | None = None,
+    ) -> ChatReply:
+        if max_tokens < 1:
+            raise ValueError(f"max_tokens must be positive, got {max_tokens}")
+        policy = self.retry_policy
+        started = time.perf_counter()
+        tokens = [0, 0, 0]
+        attempts = retries = content_retries = refusal_retries = 0
+        budget_doubled = False
+        json_mode = self._wants_json_mode(json_keys)
+        while True:
+            attempts += 1
+            failure: AttemptError | None = None
+            try:
+                raw = await self._attempt(messages, max_tokens, temperature, seed, json_mode)
+            except AttemptError as error:
+                failure = error
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:  # a backend bug must not escape chat()
+                logger.warning("%s: unexpected %s in a chat attempt", self.name, type(error).__name__)
+                failure = AttemptError("exception", f"{type(error).__name__}: {error}")
+            else:
+                tokens[0] += raw.prompt_tokens
+                tokens[1] += raw.completion_tokens
+                tokens[2] += raw.reasoning_tokens
+                outcome = self._judge(raw, json_keys)
+                if isinstance(outcome, ChatReply):
+                    return self._finish(outcome, tokens, attempts, started)
+                if outcome.kind == "empty_after_think" and not budget_doubled:
+                    budget_doubled = True  # the think-budget retry: extra and immediate
+                    max_tokens = min(max_tokens * 2, policy.max_tokens_ceiling)
+                    logger.info("%s: only a thought came back; retrying with max_tokens=%d", self.name, max_tokens)
+                    continue
+                failure = outcome
+            kind = failure.kind
+            if kind in TRANSPORT_KINDS:
+                allowed = retries < policy.max_retries
+            elif kind in CONTENT_KINDS:
+                allowed = retries < policy.max_retries and content_retries < policy.content_retries
+                content_retries += allowed
+            elif kind == "refusal":
+                allowed = retries < policy.max_retries and refusal_retries < policy.refusal_retries
+                refusal_retries += allowed
+            else:
+                allowed = False
+            if not allowed:
+                logger.warning("%s: call failed (%s) after %d attempt(s)", self.name, kind, attempts)
+                reply = ChatReply(failure=ChatFailure(kind, failure.detail, attempts, failure.status))
+                return self._finish(reply, tokens, attempts, started)
+            retries += 1
+            delay = 0.0 if kind == "refusal" else policy.delay(retries, failure.retry_after)
+            logger.info("%s: retry %d after %s in %.2fs", self.name, retries, kind, delay)
+            if delay > 0:
+                await policy.sleep(delay)
+
+    def _judge(self, raw: RawCompletion, json_keys: Sequence[str] | None) -> ChatReply | AttemptError:
+        """Apply §2.2-2.5 to one raw completion: a reply, or the failure of this attempt."""
+        if raw.refusal:
+            return AttemptError("refusal", f"refusal field: {raw.refusal}")
+        if raw.finish_reason == "content_filter":
+            return AttemptError("refusal", "finish_reason content_filter")
+        text = reinline_reasoning(raw.text, raw.reasoning)
+        utterance, thought = split_thought(text)
+        if not utterance:
+            if has_think_tag(text):
+                return AttemptError("empty_after_think", "nothing left after removing the thought")
+            return AttemptError("empty", f"empty reply (finish_reason {raw.finish_reason})")
+        if json_keys is not None:
+            try:
+                coerce_json(utterance, json_keys)
+            except JSONCoercionError:
+                refused = self._refusal(utterance)
+                if refused:
+                    return AttemptError("refusal", refused)
+                cut = " (cut at the token limit)" if raw.finish_reason == "length" else ""
+                return AttemptError("bad_json", f"no JSON object with keys {list(json_keys)}{cut}: {utterance[:120]!r}")
+        else:
+            refused = self._refusal(utterance)
+            if refused:
+                return AttemptError("refusal", refused)
+        return ChatReply(text=utterance, thought=thought)
+
+    def _refusal(self, utterance: str) -> str | None:
+        return detect_refusal(utterance, self.refusal_patterns) if self.refusal_check else None
+
+    def _finish(self, reply: ChatReply, tokens: list[int], attempts: int, started: float) -> ChatReply:
+        usage = Usage(
+            prompt_tokens=tokens[0],
+            completion_tokens=tokens[1],
+            reasoning_tokens=tokens[2],
+            attempts=attempts,
+            latency_s=time.perf_counter() - started,
+            dropped_params=self._dropped_params(),
+        )
+        return ChatReply(text=reply.text, thought=reply.thought, usage=usage, failure=reply.failure)

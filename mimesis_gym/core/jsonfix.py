@@ -58,7 +58,8 @@ def coerce_json(text: str, keys: Sequence[str] | None = None) -> JSONResult:
             if checked is not None:
                 return JSONResult(checked, tier)
     if keys:
-        salvaged = _salvage(_tier1_text(text), keys)
+        repaired = _TRAILING_COMMA.sub(r"\1", _tier1_text(text)).translate(_TYPOGRAPHIC)
+        salvaged = _salvage(repaired, keys)
         if salvaged is not None:
             return JSONResult(salvaged, 4)
     wanted = f" with keys {list(keys)}" if keys else ""

@@ -1,0 +1,335 @@
+"""The OpenAI-compatible HTTP chat model: vLLM servers and API providers (users.md §3).
+
+Built on ``httpx.AsyncClient`` rather than the ``openai`` SDK so that there is exactly one retry
+layer (ours, in :class:`~mimesis_gym.core.conventions.BaseChatModel`), raw access to non-standard
+fields (``reasoning``, ``reasoning_content``), our own classification of malformed bodies, and
+per-attempt total deadlines.
+
+One pooled client and one semaphore per event loop (a ``WeakKeyDictionary`` keyed by the running
+loop): the sync env path runs each env on its own loop and never shares a client across loops.
+API keys are read from the environment at each request and are never stored, logged or shown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import weakref
+from collections.abc import Sequence
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field
+
+from mimesis_gym.core.chat import current_call_context
+from mimesis_gym.core.conventions import AttemptError, BaseChatModel, RawCompletion, RetryPolicy
+
+__all__ = ["EndpointConfig", "OpenAIChatModel", "is_loopback"]
+
+logger = logging.getLogger(__name__)
+
+_CONTEXT_LENGTH = re.compile(r"context|maximum (?:model |input |sequence )?length|too long", re.IGNORECASE)
+_ADAPTABLE = ("seed", "response_format", "temperature")
+
+
+class EndpointConfig(BaseModel):
+    """Where and how to reach an OpenAI-compatible chat-completions endpoint (users.md §3.2).
+
+    Every field is serialisable; the API key itself is never stored, only the names of the
+    variables that hold it (the first one set wins).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str = Field(description="server root ending in /v1; requests go to {base_url}/chat/completions")
+    model: str = Field(description="served or provider model name")
+    api_key_env: list[str] = Field(default_factory=list, description="variables holding the key, first set wins")
+    timeout_s: float = Field(120.0, gt=0, description="deadline of one whole attempt")
+    connect_timeout_s: float = Field(10.0, gt=0)
+    max_retries: int = Field(5, ge=0)
+    content_retries: int = Field(2, ge=0)
+    backoff_base_s: float = Field(1.0, ge=0)
+    backoff_cap_s: float = Field(30.0, ge=0)
+    max_concurrency: int = Field(64, ge=1, description="in-flight requests per event loop")
+    json_mode: Literal["auto", "on", "off"] = "auto"
+    thinking: bool = Field(False, description="a thinking model: JSON is asked by prompt only under json_mode=auto")
+    token_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    send_seed: bool = True
+    send_temperature: bool = True
+    extra_body: dict[str, Any] = Field(default_factory=dict, description="merged into every request body")
+    extra_headers: dict[str, str] = Field(default_factory=dict)
+    session_header: str = "X-Session-ID"
+    refusal_check: bool = True
+    max_tokens_ceiling: int = Field(32768, ge=1)
+
+
+def is_loopback(url: str) -> bool:
+    host = (urlsplit(url).hostname or "").lower()
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+class _LoopState:
+    __slots__ = ("client", "semaphore")
+
+    def __init__(self, client: httpx.AsyncClient, semaphore: asyncio.Semaphore) -> None:
+        self.client = client
+        self.semaphore = semaphore
+
+
+class OpenAIChatModel(BaseChatModel):
+    """A chat model behind ``POST {base_url}/chat/completions``."""
+
+    def __init__(
+        self,
+        config: EndpointConfig,
+        *,
+        name: str | None = None,
+        retry_policy: RetryPolicy | None = None,
+        refusal_patterns: Sequence[str] | None = None,
+    ) -> None:
+        super().__init__(
+            name=name or config.model,
+            retry_policy=retry_policy
+            or RetryPolicy(
+                max_retries=config.max_retries,
+                content_retries=config.content_retries,
+                backoff_base_s=config.backoff_base_s,
+                backoff_cap_s=config.backoff_cap_s,
+                max_tokens_ceiling=config.max_tokens_ceiling,
+            ),
+            refusal_check=config.refusal_check,
+            refusal_patterns=refusal_patterns,
+        )
+        self.config = config
+        self.thinking = config.thinking
+        self.dropped: list[str] = []
+        self._token_param = config.token_param
+        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatModel(name={self.name!r}, base_url={self.config.base_url!r}, model={self.config.model!r})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_loops"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._loops = weakref.WeakKeyDictionary()
+
+    # -- transport -------------------------------------------------------------------------------
+
+    def _state(self) -> _LoopState:
+        loop = asyncio.get_running_loop()
+        state = self._loops.get(loop)
+        if state is None:
+            limits = httpx.Limits(
+                max_connections=self.config.max_concurrency, max_keepalive_connections=self.config.max_concurrency
+            )
+            timeout = httpx.Timeout(
+                connect=self.config.connect_timeout_s,
+                read=self.config.timeout_s,
+                write=30.0,
+                pool=self.config.timeout_s,
+            )
+            client = httpx.AsyncClient(limits=limits, timeout=timeout, trust_env=False)
+            state = _LoopState(client, asyncio.Semaphore(self.config.max_concurrency))
+            self._loops[loop] = state
+        return state
+
+    def _api_key(self) -> str:
+        for variable in self.config.api_key_env:
+            value = os.environ.get(variable)
+            if value:
+                return value
+        if is_loopback(self.config.base_url):
+            return "EMPTY"
+        names = ", ".join(self.config.api_key_env) or "an api_key_env variable"
+        raise AttemptError("auth", f"no API key: set {names} (the endpoint is not on loopback)")
+
+    def headers(self, attempt: int) -> dict[str, str]:
+        """Request headers: auth, the per-episode session header and a correlation id."""
+        headers = {"Authorization": f"Bearer {self._api_key()}", **self.config.extra_headers}
+        context = current_call_context()
+        if context.episode_id is not None:
+            headers[self.config.session_header] = context.episode_id
+            headers["X-Request-ID"] = f"{context.episode_id}-{context.turn}-{context.role}-{attempt}"
+        return headers
+
+    def request_body(
+        self,
+        messages: list[dict[str, Any]],
+        max_tokens: int,
+        temperature: float,
+        seed: int | None,
+        json_mode: bool,
+    ) -> dict[str, Any]:
+        """The chat-completions body, minus any field adaptation has dropped (users.md §3.3)."""
+        body: dict[str, Any] = {"model": self.config.model, "messages": messages, self._token_param: max_tokens}
+        if self.config.send_temperature and "temperature" not in self.dropped:
+            body["temperature"] = temperature
+        if seed is not None and self.config.send_seed and "seed" not in self.dropped:
+            body["seed"] = seed
+        body["stream"] = False
+        body["n"] = 1
+        if json_mode and "response_format" not in self.dropped:
+            body["response_format"] = {"type": "json_object"}
+        body.update(self.config.extra_body)
+        return body
+
+    async def post(self, body: dict[str, Any], attempt: int = 1) -> dict[str, Any]:
+        """POST one chat-completions request; the parsed JSON body, or :class:`AttemptError`.
+
+        A 400 that names an unsupported ``seed``, ``response_format`` or ``temperature``, or asks
+        for ``max_completion_tokens``, drops that field for the rest of this client's life and is
+        re-sent at once (users.md §3.5). The whole attempt has a total deadline of ``timeout_s``.
+        """
+        state = self._state()
+        async with state.semaphore:
+            while True:
+                status, payload, headers = await self._send(state.client, body, attempt)
+                if status == 400 and self._adapt(body, payload):
+                    continue
+                break
+        if status >= 400:
+            raise _http_error(status, payload, headers)
+        try:
+            data = json.loads(payload)
+        except ValueError:
+            raise AttemptError("bad_response", f"body is not JSON: {payload[:120]!r}") from None
+        if not isinstance(data, dict):
+            raise AttemptError("bad_response", "body is not a JSON object")
+        return data
+
+    async def _send(
+        self, client: httpx.AsyncClient, body: dict[str, Any], attempt: int
+    ) -> tuple[int, bytes, httpx.Headers]:
+        url = self.config.base_url.rstrip("/") + "/chat/completions"
+        headers = self.headers(attempt)
+
+        async def exchange() -> tuple[int, bytes, httpx.Headers]:
+            response = await client.post(url, json=body, headers=headers)
+            return response.status_code, response.content, response.headers
+
+        try:
+            return await asyncio.wait_for(exchange(), timeout=self.config.timeout_s)
+        except (asyncio.TimeoutError, httpx.TimeoutException):
+            raise AttemptError("timeout", f"no complete answer within {self.config.timeout_s:g}s") from None
+        except httpx.HTTPError as error:
+            raise AttemptError("connection", f"{type(error).__name__}: {error}") from None
+
+    def _adapt(self, body: dict[str, Any], payload: bytes) -> bool:
+        message = _error_message(payload).lower()
+        if "max_completion_tokens" in message and self._token_param == "max_tokens":
+            if "max_tokens" in self.dropped:
+                return False
+            self.dropped.append("max_tokens")
+            self._token_param = "max_completion_tokens"
+            body["max_completion_tokens"] = body.pop("max_tokens")
+            logger.warning("%s: the server wants max_completion_tokens; switching for this client", self.name)
+            return True
+        for field_name in _ADAPTABLE:
+            if field_name in body and field_name in message and field_name not in self.dropped:
+                if field_name == "temperature" and "unsupported" not in message and "not support" not in message:
+                    continue
+                self.dropped.append(field_name)
+                body.pop(field_name)
+                logger.warning("%s: the server rejected %r; dropping it for this client", self.name, field_name)
+                return True
+        return False
+
+    # -- BaseChatModel hooks ------------------------------------------------------------------
+
+    def _wants_json_mode(self, json_keys: Sequence[str] | None) -> bool:
+        if json_keys is None:
+            return False
+        return self.config.json_mode == "on" or (self.config.json_mode == "auto" and not self.config.thinking)
+
+    def _dropped_params(self) -> tuple[str, ...]:
+        return tuple(self.dropped)
+
+    async def _attempt(
+        self, messages: list[dict[str, Any]], max_tokens: int, temperature: float, seed: int | None, json_mode: bool
+    ) -> RawCompletion:
+        body = self.request_body(messages, max_tokens, temperature, seed, json_mode)
+        return parse_completion(await self.post(body))
+
+    async def aclose(self) -> None:
+        """Close this loop's client (clients of other, finished loops are dropped); idempotent."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        state = self._loops.pop(loop, None)
+        if state is not None:
+            await state.client.aclose()
+
+
+def parse_completion(data: dict[str, Any]) -> RawCompletion:
+    """``choices[0].message`` and usage of a chat-completions body (users.md §3.4)."""
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise AttemptError("bad_response", "no choices in the response")
+    message = choices[0].get("message")
+    if not isinstance(message, dict):
+        raise AttemptError("bad_response", "choices[0] has no message")
+    content = message.get("content")
+    if isinstance(content, list):
+        content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    elif content is None:
+        content = ""
+    elif not isinstance(content, str):
+        raise AttemptError("bad_response", "message content is neither text nor parts")
+    reasoning = message.get("reasoning_content") or message.get("reasoning") or None
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    details = usage.get("completion_tokens_details") if isinstance(usage.get("completion_tokens_details"), dict) else {}
+    return RawCompletion(
+        text=content,
+        reasoning=reasoning if isinstance(reasoning, str) else None,
+        finish_reason=choices[0].get("finish_reason"),
+        refusal=message.get("refusal") or None,
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        reasoning_tokens=int(details.get("reasoning_tokens") or 0),
+    )
+
+
+def _error_message(payload: bytes) -> str:
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        return payload[:300].decode("utf-8", "replace")
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        if isinstance(error, dict):
+            return str(error.get("message", error))
+        return str(error)
+    return str(data)[:300]
+
+
+def _retry_after(headers: httpx.Headers) -> float | None:
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+def _http_error(status: int, payload: bytes, headers: httpx.Headers) -> AttemptError:
+    message = _error_message(payload)[:200]
+    if status == 429:
+        return AttemptError("rate_limited", message, status=status, retry_after=_retry_after(headers))
+    if status >= 500 or status in (408, 409, 425):
+        return AttemptError("server_error", message, status=status, retry_after=_retry_after(headers))
+    if status in (401, 403):
+        return AttemptError("auth", f"HTTP {status}", status=status)
+    if status == 400 and _CONTEXT_LENGTH.search(message):
+        return AttemptError("context_length", message, status=status)
+    return AttemptError("client_error", message, status=status)

@@ -1,0 +1,185 @@
+"""A fault-injecting chat-completions server on loopback (users.md §7.2).
+
+A stdlib ``ThreadingHTTPServer`` in a thread. Each request takes the next mode from a queue set
+by the test (or from the ``X-Fault`` header; the default mode is ``ok:hello``) and every request
+(headers, body) is recorded for assertions. Modes:
+
+``ok:<text>``, ``think:<reasoning>|<answer>`` (inline), ``prefilled:<reasoning>|<answer>`` (no
+opener), ``reasoning_field`` (reasoning in its own field), ``think_only`` (unclosed, finish
+``length``), ``empty``, ``null_content``, ``no_choices``, ``malformed``, ``html200``,
+``status:<code>[:<message>]`` (``Retry-After: 1`` on 429 and 503), ``timeout`` (never answers, up
+to 30 s), ``slow_body`` (chunked, one byte every 0.5 s), ``drop`` (closes mid-body),
+``refusal_field``, ``refusal_text``, ``bad_json``, ``fenced_json``, ``sloppy_json``, ``echo``
+(returns the request body as the content).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def completion(content: Any, *, finish_reason: str = "stop", **message_fields: Any) -> dict[str, Any]:
+    return {
+        "id": "cmpl-test",
+        "object": "chat.completion",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content, **message_fields},
+                "finish_reason": finish_reason,
+            }
+        ],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+    }
+
+
+class FaultServer:
+    def __init__(self) -> None:
+        self.modes: deque[str] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self._stop = threading.Event()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def do_GET(self) -> None:
+                if self.path.endswith("/health"):
+                    self._send_json(200, {})
+                else:
+                    self._send_json(200, {"data": [{"id": "fault-model"}]})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                server.requests.append({"headers": dict(self.headers), "body": body})
+                mode = self.headers.get("X-Fault") or (server.modes.popleft() if server.modes else "ok:hello")
+                server.handle(self, mode, body)
+
+            def _send_json(self, status: int, data: Any, extra: dict[str, str] | None = None) -> None:
+                payload = json.dumps(data).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                for key, value in (extra or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def script(self, *modes: str) -> None:
+        self.modes.extend(modes)
+
+    def close(self) -> None:
+        self._stop.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    # -- modes ---------------------------------------------------------------------------------
+
+    def handle(self, handler: Any, mode: str, body: dict[str, Any]) -> None:
+        name, _, argument = mode.partition(":")
+        send = handler._send_json
+        if name == "ok":
+            send(200, completion(argument))
+        elif name == "think":
+            reasoning, _, answer = argument.partition("|")
+            send(200, completion(f"<think>{reasoning}</think>{answer}"))
+        elif name == "prefilled":
+            reasoning, _, answer = argument.partition("|")
+            send(200, completion(f"{reasoning}</think>\n\n{answer}"))
+        elif name == "reasoning_field":
+            send(200, completion("The answer is here.", reasoning="private plan"))
+        elif name == "think_only":
+            send(200, completion("<think>still thinking about", finish_reason="length"))
+        elif name == "empty":
+            send(200, completion(""))
+        elif name == "null_content":
+            send(200, completion(None))
+        elif name == "no_choices":
+            send(200, {"id": "x", "choices": []})
+        elif name == "malformed":
+            payload = b'{"choices": [{"message": {"content": "trunc'
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(payload)))
+            handler.end_headers()
+            handler.wfile.write(payload)
+        elif name == "html200":
+            payload = b"<html><body>Bad gateway</body></html>"
+            handler.send_response(200)
+            handler.send_header("Content-Type", "text/html")
+            handler.send_header("Content-Length", str(len(payload)))
+            handler.end_headers()
+            handler.wfile.write(payload)
+        elif name == "status":
+            code_text, _, message = argument.partition(":")
+            code = int(code_text)
+            extra = {"Retry-After": "1"} if code in (429, 503) else None
+            send(code, {"error": {"message": message or f"status {code}", "code": code}}, extra)
+        elif name == "timeout":
+            self._stop.wait(30)
+        elif name == "slow_body":
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Transfer-Encoding", "chunked")
+            handler.end_headers()
+            payload = json.dumps(completion("slow")).encode()
+            try:
+                for byte in payload:
+                    if self._stop.wait(0.5):
+                        return
+                    handler.wfile.write(b"1\r\n" + bytes([byte]) + b"\r\n")
+                    handler.wfile.flush()
+                handler.wfile.write(b"0\r\n\r\n")
+            except OSError:
+                return
+        elif name == "drop":
+            payload = json.dumps(completion("never complete")).encode()
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(payload)))
+            handler.end_headers()
+            handler.wfile.write(payload[:10])
+            handler.wfile.flush()
+            handler.close_connection = True
+            handler.connection.shutdown(2)
+        elif name == "refusal_field":
+            send(200, completion(None, refusal="I can't help with that request."))
+        elif name == "refusal_text":
+            send(200, completion("I'm sorry, but I can't help with that."))
+        elif name == "bad_json":
+            send(200, completion("I think the answer is yes, definitely."))
+        elif name == "fenced_json":
+            send(200, completion('Here it is:\n```json\n{"answer": "yes", "reason": "fenced"}\n```'))
+        elif name == "sloppy_json":
+            send(200, completion('{“answer”: “yes”, "reason": "he said "hi" to me",}'))
+        elif name == "echo":
+            send(200, completion(json.dumps(body)))
+        else:
+            raise ValueError(f"unknown fault mode {mode!r}")
+
+
+def wait_until(predicate, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return False

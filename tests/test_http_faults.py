@@ -1,0 +1,280 @@
+"""The HTTP chat model against a fault-injecting server on loopback (users.md §7.2)."""
+
+import asyncio
+import logging
+import pickle
+import random
+import time
+
+import pytest
+
+from mimesis_gym.core.chat import call_context
+from mimesis_gym.core.conventions import RetryPolicy
+from mimesis_gym.core.http import EndpointConfig, OpenAIChatModel
+from tests.support.fault_server import FaultServer
+
+SENTINEL_KEY = "sk-SENTINEL-7f3a9c-do-not-leak"
+MESSAGES = [{"role": "system", "content": "You are a user."}, {"role": "user", "content": "Hi"}]
+
+
+@pytest.fixture
+def server():
+    fault = FaultServer()
+    yield fault
+    fault.close()
+
+
+class Sleeps:
+    def __init__(self):
+        self.delays = []
+
+    async def __call__(self, seconds):
+        self.delays.append(seconds)
+
+
+def model(server, *, sleeps=None, **config):
+    config.setdefault("timeout_s", 5)
+    policy_fields = {k: config.pop(k) for k in ("backoff_base_s", "backoff_cap_s") if k in config}
+    endpoint = EndpointConfig(base_url=server.base_url, model="fault-model", **config)
+    policy = RetryPolicy(
+        max_retries=endpoint.max_retries,
+        content_retries=endpoint.content_retries,
+        rng=random.Random(0),
+        sleep=sleeps or Sleeps(),
+        **policy_fields,
+    )
+    return OpenAIChatModel(endpoint, retry_policy=policy)
+
+
+def chat(m, *, json_keys=None, max_tokens=32, seed=7):
+    return asyncio.run(m.chat(MESSAGES, max_tokens=max_tokens, temperature=0.0, seed=seed, json_keys=json_keys))
+
+
+def test_ok_round_trip_and_request_body(server):
+    server.script("ok:Hello there")
+    reply = chat(model(server))
+    assert (reply.text, reply.thought, reply.failure) == ("Hello there", None, None)
+    assert (reply.usage.prompt_tokens, reply.usage.completion_tokens, reply.usage.attempts) == (11, 7, 1)
+    body = server.requests[0]["body"]
+    assert body == {
+        "model": "fault-model",
+        "messages": MESSAGES,
+        "max_tokens": 32,
+        "temperature": 0.0,
+        "seed": 7,
+        "stream": False,
+        "n": 1,
+    }
+    assert server.requests[0]["headers"]["Authorization"] == "Bearer EMPTY"
+
+
+@pytest.mark.parametrize(
+    ("mode", "text", "thought"),
+    [
+        ("think:plan it|The answer.", "The answer.", "plan it"),
+        ("prefilled:silent plan|Out loud.", "Out loud.", "silent plan"),
+        ("reasoning_field", "The answer is here.", "private plan"),
+    ],
+)
+def test_thoughts_are_split_off_in_every_shape(server, mode, text, thought):
+    server.script(mode)
+    reply = chat(model(server))
+    assert (reply.text, reply.thought) == (text, thought)
+
+
+def test_think_only_then_ok_doubles_the_token_budget_once(server):
+    sleeps = Sleeps()
+    server.script("think_only", "ok:finally")
+    reply = chat(model(server, sleeps=sleeps), max_tokens=100)
+    assert reply.text == "finally" and reply.usage.attempts == 2
+    assert [r["body"]["max_tokens"] for r in server.requests] == [100, 200]
+    assert sleeps.delays == []  # the think-budget retry is immediate
+
+
+def test_think_only_twice_is_empty_after_think_never_raw_text(server):
+    server.script("think_only", "think_only")
+    reply = chat(model(server))
+    assert reply.failure.kind == "empty_after_think" and reply.text == "" and reply.thought is None
+    assert len(server.requests) == 2
+
+
+@pytest.mark.parametrize(
+    ("modes", "kind", "attempts"),
+    [
+        (["empty"] * 3, "empty", 3),
+        (["null_content"] * 3, "empty", 3),
+        (["no_choices"] * 3, "bad_response", 3),
+        (["malformed"] * 3, "bad_response", 3),
+        (["html200"] * 3, "bad_response", 3),
+        (["status:500"] * 6, "server_error", 6),
+        (["status:401"], "auth", 1),
+        (["status:403"], "auth", 1),
+        (["status:400:This model's maximum context length is 2048 tokens"], "context_length", 1),
+        (["status:404:no such route"], "client_error", 1),
+        (["refusal_field"] * 2, "refusal", 2),
+        (["refusal_text"] * 2, "refusal", 2),
+        (["drop"] * 6, "connection", 6),
+    ],
+)
+def test_each_fault_ends_in_its_failure_kind(server, modes, kind, attempts):
+    server.script(*modes)
+    reply = chat(model(server))
+    assert reply.failure is not None and reply.failure.kind == kind
+    assert reply.failure.attempts == attempts == len(server.requests)
+    assert reply.text == ""
+
+
+@pytest.mark.parametrize(
+    "first", ["status:500", "status:502", "status:503", "status:429", "drop", "empty", "malformed", "refusal_text"]
+)
+def test_a_fault_then_ok_succeeds_after_one_retry(server, first):
+    server.script(first, "ok:recovered")
+    reply = chat(model(server))
+    assert reply.text == "recovered" and reply.failure is None and reply.usage.attempts == 2
+
+
+def test_backoff_is_full_jitter_within_the_cap(server):
+    sleeps = Sleeps()
+    server.script(*["status:500"] * 6)
+    chat(model(server, sleeps=sleeps, backoff_base_s=1.0, backoff_cap_s=4.0))
+    assert len(sleeps.delays) == 5
+    for k, delay in enumerate(sleeps.delays, start=1):
+        assert 0.0 <= delay <= min(4.0, 1.0 * 2 ** (k - 1))
+
+
+def test_retry_after_is_honoured(server):
+    sleeps = Sleeps()
+    server.script("status:429", "ok:fine")
+    chat(model(server, sleeps=sleeps, backoff_base_s=0.01))
+    assert sleeps.delays == [1.0]  # Retry-After: 1 beats the tiny jittered delay
+
+
+def test_a_refusal_is_retried_exactly_once(server):
+    server.script("refusal_text", "refusal_text", "ok:never reached")
+    reply = chat(model(server))
+    assert reply.failure.kind == "refusal" and len(server.requests) == 2
+
+
+@pytest.mark.parametrize("mode", ["timeout", "slow_body"])
+def test_stalled_servers_end_as_timeout_within_the_deadline(server, mode):
+    server.script(mode)
+    m = model(server, timeout_s=2, max_retries=0)
+    started = time.monotonic()
+    reply = chat(m)
+    assert reply.failure.kind == "timeout"
+    assert time.monotonic() - started < 3.0
+
+
+def test_json_mode_and_coercion(server):
+    server.script("fenced_json", "sloppy_json")
+    m = model(server)
+    assert chat(m, json_keys=["answer"]).json(["answer"])["answer"] == "yes"
+    assert server.requests[0]["body"]["response_format"] == {"type": "json_object"}
+    assert chat(m, json_keys=["answer", "reason"]).json(["answer", "reason"]) == {
+        "answer": "yes",
+        "reason": 'he said "hi" to me',
+    }
+
+
+def test_bad_json_is_retried_then_fails(server):
+    server.script("bad_json", "bad_json", "bad_json")
+    reply = chat(model(server), json_keys=["answer"])
+    assert reply.failure.kind == "bad_json" and reply.failure.attempts == 3
+
+
+def test_thinking_models_are_asked_for_json_by_prompt_only(server):
+    server.script('ok:{"answer": "yes"}')
+    chat(model(server, thinking=True), json_keys=["answer"])
+    assert "response_format" not in server.requests[0]["body"]
+
+
+@pytest.mark.parametrize(
+    ("message", "field"),
+    [
+        ("Unsupported parameter: 'seed' is not supported with this model.", "seed"),
+        ("response_format is not supported by this model", "response_format"),
+        ("Unsupported value: 'temperature' does not support 0 with this model.", "temperature"),
+    ],
+)
+def test_adaptation_drops_a_rejected_field_once_and_records_it(server, message, field):
+    server.script(f"status:400:{message}", 'ok:{"answer": "yes"}', 'ok:{"answer": "yes"}')
+    m = model(server)
+    first = chat(m, json_keys=["answer"])
+    second = chat(m, json_keys=["answer"])
+    assert first.failure is None and first.usage.dropped_params == (field,)
+    assert field in server.requests[0]["body"]
+    assert all(field not in r["body"] for r in server.requests[1:])
+    assert second.usage.attempts == 1 and len(server.requests) == 3
+
+
+def test_adaptation_switches_to_max_completion_tokens(server):
+    server.script("status:400:Unsupported parameter: 'max_tokens'. Use 'max_completion_tokens' instead.", "ok:ok")
+    reply = chat(model(server))
+    assert reply.text == "ok" and server.requests[1]["body"]["max_completion_tokens"] == 32
+    assert "max_tokens" not in server.requests[1]["body"]
+
+
+def test_session_header_is_stable_per_episode_and_differs_between_episodes(server):
+    server.script("status:500", "ok:a", "ok:b", "ok:c")
+    m = model(server)
+
+    async def episode(episode_id, turns):
+        for turn in turns:
+            with call_context(episode_id, "oracle", turn):
+                await m.chat(MESSAGES, max_tokens=8, temperature=0.0, seed=1)
+
+    asyncio.run(episode("ep-1", [1, 2]))
+    asyncio.run(episode("ep-2", [1]))
+    sessions = [r["headers"]["X-Session-ID"] for r in server.requests]
+    assert sessions == ["ep-1", "ep-1", "ep-1", "ep-2"]
+    assert [r["headers"]["X-Request-ID"] for r in server.requests] == [
+        "ep-1-1-oracle-1",
+        "ep-1-1-oracle-1",
+        "ep-1-2-oracle-1",
+        "ep-2-1-oracle-1",
+    ]
+
+
+def test_api_key_never_leaks(server, monkeypatch, caplog):
+    monkeypatch.setenv("TEST_SENTINEL_KEY", SENTINEL_KEY)
+    caplog.set_level(logging.DEBUG)
+    server.script("status:401", "status:500", "status:500", "ok:fine")
+    m = model(server, api_key_env=["TEST_SENTINEL_KEY"], max_retries=1)
+    failed = chat(m)
+    partly = chat(m)
+    assert server.requests[0]["headers"]["Authorization"] == f"Bearer {SENTINEL_KEY}"
+    texts = [
+        caplog.text,
+        repr(m),
+        repr(m.config),
+        str(failed),
+        str(partly),
+        str(failed.to_dict()),
+        m.config.model_dump_json(),
+        str(pickle.dumps(m)),
+    ]
+    assert all(SENTINEL_KEY not in text for text in texts)
+
+
+def test_missing_key_for_a_remote_endpoint_fails_as_auth_without_sending():
+    endpoint = EndpointConfig(base_url="https://api.example.invalid/v1", model="m", api_key_env=["NO_SUCH_VAR_XYZ"])
+    reply = chat(OpenAIChatModel(endpoint))
+    assert reply.failure.kind == "auth" and "NO_SUCH_VAR_XYZ" in reply.failure.detail
+
+
+def test_concurrent_requests_respect_the_semaphore(server):
+    m = model(server, max_concurrency=4)
+
+    async def many():
+        return await asyncio.gather(*[m.chat(MESSAGES, max_tokens=8, temperature=0.0, seed=i) for i in range(16)])
+
+    replies = asyncio.run(many())
+    assert all(r.text == "hello" for r in replies) and len(server.requests) == 16
+
+
+def test_model_pickles_without_its_clients(server):
+    m = model(server)
+    server.script("ok:one", "ok:two")
+    chat(m)
+    copy = pickle.loads(pickle.dumps(m))
+    assert chat(copy).text == "two"
