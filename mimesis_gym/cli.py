@@ -38,8 +38,9 @@ def _cmd_list(args: argparse.Namespace) -> int:
     if what == "users":
         from mimesis_gym.users import list_users
 
-        for spec in list_users():
-            print(f"{spec.alias:<20} {spec.kind:<9} {spec.label:<16} {spec.description}")
+        print(f"{'alias':<18} {'backend':<9} {'label':<18} {'readiness':<44} description")
+        for row in list_users():
+            print(f"{row.alias:<18} {row.kind:<9} {row.label:<18} {row.readiness:<44} {row.description}")
         return 0
     upstream = os.environ.get("MIMESIS_GYM_USERRL_DIR")
     for env_id in ENV_IDS:

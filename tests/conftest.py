@@ -15,3 +15,15 @@ def userrl_dir() -> Path:
     if not root.is_dir():
         pytest.skip(f"UserRL reference data not found at {root} (expected ../shared/data/userrl)")
     return root
+
+
+@pytest.fixture
+def clean_user_registry():
+    """Restore the user registry (registered aliases, entry-point state) after a test."""
+    from mimesis_gym.users import registry
+
+    saved, loaded = dict(registry._registered), registry._entry_points_loaded
+    yield registry
+    registry._registered.clear()
+    registry._registered.update(saved)
+    registry._entry_points_loaded = loaded

@@ -24,7 +24,10 @@ def test_list_envs_shows_counts(capsys):
 
 def test_list_users(capsys):
     assert main(["list", "users"]) == 0
-    assert capsys.readouterr().out.startswith("scripted")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["alias", "backend", "label", "readiness", "description"]
+    assert lines[1].split()[:4] == ["scripted", "scripted", "Scripted", "ready"]
+    assert any(line.startswith("mimesis-9b") for line in lines)
 
 
 def test_play_reads_actions_and_prints_the_score(monkeypatch, capsys):

