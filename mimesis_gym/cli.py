@@ -99,6 +99,27 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _cmd_serve_user(args: argparse.Namespace) -> int:
+    from mimesis_gym.users.serve import build_serve_command, serve_user_main
+
+    try:
+        command = build_serve_command(
+            args.alias,
+            port=args.port,
+            host=args.host,
+            python=args.python,
+            tensor_parallel=args.tp,
+            data_parallel=args.dp,
+            gpu_memory_utilization=args.gpu_memory_utilization,
+            max_model_len=args.max_model_len,
+            api_key_env=args.api_key_env,
+            passthrough=args.passthrough,
+        )
+    except ValueError as error:
+        raise SystemExit(f"mimesis-gym serve-user: {error}") from None
+    return serve_user_main(command, print_only=args.print, wait_s=args.wait)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mimesis-gym", description="Conversation environments with simulated users (MIMESIS / UserRL)."
@@ -120,6 +141,22 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--max-turns", type=int, default=16, help="turn cap (default: 16)")
     play.set_defaults(run=_cmd_play)
 
+    serve = commands.add_parser(
+        "serve-user", help="serve a user alias with vLLM's OpenAI server (arguments after -- go to vLLM)"
+    )
+    serve.add_argument("alias", help="e.g. mimesis-9b, ditto-8b, tiny, vllm:<hub-id>, hf:<path>")
+    serve.add_argument("--port", type=int, help="default: the port of the alias's base URL, else 8000")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--python", help="interpreter holding vLLM (default: $MIMESIS_VLLM_PYTHON, else this one)")
+    serve.add_argument("--tp", type=int, help="tensor parallel size")
+    serve.add_argument("--dp", type=int, help="data parallel size")
+    serve.add_argument("--gpu-memory-utilization", type=float)
+    serve.add_argument("--max-model-len", type=int)
+    serve.add_argument("--api-key-env", help="variable whose value vLLM requires as API key (non-loopback hosts)")
+    serve.add_argument("--print", action="store_true", help="print the command and exit")
+    serve.add_argument("--wait", type=float, default=900.0, help="health wait in seconds (default 900)")
+    serve.set_defaults(run=_cmd_serve_user)
+
     check = commands.add_parser("check", help="run the env contract suite (non-zero exit on failure)")
     check.add_argument("--envs", help="comma-separated env ids or short names (default: all)")
     check.set_defaults(run=_cmd_check)
@@ -127,7 +164,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    passthrough: list[str] = []
+    if "--" in argv:  # serve-user: everything after -- goes to vLLM verbatim
+        at = argv.index("--")
+        argv, passthrough = argv[:at], argv[at + 1 :]
     args = build_parser().parse_args(argv)
+    args.passthrough = passthrough
     return int(args.run(args))
 
 

