@@ -278,3 +278,18 @@ def test_model_pickles_without_its_clients(server):
     chat(m)
     copy = pickle.loads(pickle.dumps(m))
     assert chat(copy).text == "two"
+
+
+def test_an_env_against_an_always_refusing_server_falls_back_on_every_step(server):
+    from tests.support.echo_env import EchoEnv
+
+    server.script(*["refusal_text"] * 20)
+    env = EchoEnv(user=model(server), role_max_tokens=64)
+    env.reset(seed=0)
+    for _ in range(3):
+        obs, reward, terminated, truncated, info = env.step("[action] Will you help me?")
+        assert (obs, reward, terminated) == ("(the listener did not answer)", 0.0, False)
+        assert info["user_failure"] == "listener:refusal"
+    assert all(r["body"]["max_tokens"] == 64 for r in server.requests)  # role_max_tokens caps 512
+    assert len(server.requests) == 6  # each step: the call and its one refusal retry
+    env.close()
