@@ -158,3 +158,56 @@ def test_an_env_with_the_tiny_user_over_http_completes_three_turns(vllm_base_url
         assert obs and info["user_failure"] in (None, "listener:bad_json", "listener:invalid_value")
     assert steps == 3
     env.close()
+
+
+# ---------------------------------------------------------------- LLM-path episodes of the envs
+
+
+ENV_EPISODES = {
+    "mimesis/TurtleGym-v0": (
+        "turtle-demo-01",
+        ["[action] Was the clock blinking?", "[answer] The power was cut."],
+        {"oracle", "rubric"},
+    ),
+    "mimesis/TelepathyGym-v0": (
+        "telepathy-demo-01",
+        ["[action] Is it an animal?", "[answer] A giraffe."],
+        {"answerer", "guess_judge"},
+    ),
+    "mimesis/IntentionGym-v0": (
+        "intention-demo-01",
+        ["[action] How much space do you have?"],
+        {"responder", "coverage"},
+    ),
+    "mimesis/PersuadeGym-v0": (
+        "persuade-demo-01",
+        ["[answer] Cars let elderly people reach the centre."],
+        {"persuadee"},
+    ),
+}
+
+
+@pytest.mark.parametrize("env_id", list(ENV_EPISODES))
+def test_env_episode_with_the_tiny_model_as_user_and_judge(vllm_base_url, env_id):
+    import gymnasium as gym
+
+    from mimesis_gym.evaluation.contract import check_step_result
+    from tests.support.chat_models import RecordingChatModel
+
+    task_id, actions, roles = ENV_EPISODES[env_id]
+    model = RecordingChatModel(tiny(vllm_base_url))
+    env = gym.make(env_id, user=model, split="demo", max_episode_steps=3, role_max_tokens=64, privileged=True)
+    check_step_result(env, env.reset(seed=0, options={"task_id": task_id}), after_reset=True)
+    done = False
+    step = 0
+    while not done:
+        result = env.step(actions[step % len(actions)])
+        check_step_result(env, result)
+        failure = result[4]["user_failure"]
+        assert failure is None or all(part.split(":")[0] in roles for part in failure.split(";"))
+        done = result[2] or result[3]
+        step += 1
+    assert {call["role"] for call in model.calls} <= roles and model.calls
+    assert all(call["max_tokens"] <= 64 for call in model.calls)
+    assert all(call["messages"][0]["role"] == "system" for call in model.calls)
+    env.close()

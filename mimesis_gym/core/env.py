@@ -26,7 +26,7 @@ from mimesis_gym.core.scoring import EpisodeScorer, SumOfRewards, make_scorer
 from mimesis_gym.core.spaces import UnicodeText
 from mimesis_gym.core.tasks import HasId, TaskPack
 
-__all__ = ["INFO_KEYS", "REWARD_PROFILES", "ConversationEnv", "StepOutcome"]
+__all__ = ["INFO_KEYS", "REWARD_PROFILES", "ConversationEnv", "StepOutcome", "clipped_parts"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +65,15 @@ class StepOutcome:
     user_thought: str | None = None
     user_utterance: str | None = None
     judgements: dict[str, Any] | None = None
+
+
+def clipped_parts(parts: dict[str, float], low: float = 0.0, high: float = 1.0) -> dict[str, float]:
+    """``parts`` plus ``clip``: the adjustment that clipping their sum to ``[low, high]`` made (DESIGN 2.1)."""
+    raw = 0.0
+    for value in parts.values():
+        raw += value
+    clipped = min(high, max(low, raw))
+    return {**parts, "clip": clipped - raw if clipped != raw else 0.0}
 
 
 class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
@@ -174,6 +183,10 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
     def _malformed_outcome(self, malformed: MalformedAction) -> StepOutcome:
         """A step spent on input outside the grammar: reward 0, the grammar message."""
         return StepOutcome(obs=malformed.message, reward_parts=dict.fromkeys(self.reward_part_names, 0.0), valid=False)
+
+    def task_max_score(self) -> float:
+        """The best episode score reachable on the current task (the oracle reaches it)."""
+        return self.max_episode_score
 
     def score_context(self) -> dict[str, Any]:
         """What re-scoring an episode needs beyond its steps (evaluation.md §1.4)."""

@@ -161,16 +161,18 @@ class Role(Protocol[T_co]):
 
 
 class ScriptedRole(Generic[T]):
-    """A deterministic role computed from the task's hidden data. Subclasses define ``decide``."""
+    """A deterministic role computed from the task's hidden data. Subclasses define ``decide``,
+    which returns the value, or a :class:`RoleResult` when it also reports ``parsed`` details."""
 
     name: ClassVar[str] = ""
     scripted: ClassVar[bool] = True
 
-    def decide(self, **materials: Any) -> T:
+    def decide(self, **materials: Any) -> T | RoleResult[T]:
         raise NotImplementedError
 
     async def __call__(self, session: RoleSession, **materials: Any) -> RoleResult[T]:
-        return RoleResult(self.decide(**materials))
+        value = self.decide(**materials)
+        return value if isinstance(value, RoleResult) else RoleResult(value)
 
 
 class LLMRole(Generic[T]):
@@ -216,6 +218,7 @@ class LLMRole(Generic[T]):
         try:
             if self.json_keys is not None:
                 parsed = reply.json(self.json_keys)
+                session.step_thoughts.setdefault(self.name, {})["thought"] = parsed.get("thought")
             value = self.parse(reply, parsed, **materials)
         except (RoleOutputError, JSONCoercionError) as error:
             kind = "invalid_value" if isinstance(error, RoleOutputError) else "bad_json"

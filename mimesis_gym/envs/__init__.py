@@ -9,11 +9,21 @@ __all__ = ["ENV_IDS", "SHORT_NAMES", "register_envs"]
 MAX_EPISODE_STEPS = 16
 
 ENTRY_POINTS: dict[str, str] = {
+    "mimesis/TurtleGym-v0": "mimesis_gym.envs.turtle.env:TurtleEnv",
     "mimesis/FunctionGym-v0": "mimesis_gym.envs.function.env:FunctionEnv",
+    "mimesis/PersuadeGym-v0": "mimesis_gym.envs.persuade.env:PersuadeEnv",
+    "mimesis/IntentionGym-v0": "mimesis_gym.envs.intention.env:IntentionEnv",
+    "mimesis/TelepathyGym-v0": "mimesis_gym.envs.telepathy.env:TelepathyEnv",
 }
 """Every registered id and its entry point. Only envs that exist are listed."""
 
-SHORT_NAMES: dict[str, str] = {"mimesis/FunctionGym-v0": "function"}
+SHORT_NAMES: dict[str, str] = {
+    "mimesis/TurtleGym-v0": "turtle",
+    "mimesis/FunctionGym-v0": "function",
+    "mimesis/PersuadeGym-v0": "persuade",
+    "mimesis/IntentionGym-v0": "intention",
+    "mimesis/TelepathyGym-v0": "telepathy",
+}
 ENV_IDS: tuple[str, ...] = tuple(ENTRY_POINTS)
 
 

@@ -200,11 +200,12 @@ def check_oracle(env_id: str) -> None:
     """The oracle agent reaches the env's maximum score on every demo task."""
     env = _make(env_id, split="demo")
     try:
-        target = env.unwrapped.max_episode_score  # type: ignore[attr-defined]
         tasks = env.unwrapped.task_pack.pool("demo")  # type: ignore[attr-defined]
         for task in tasks:
             score, rewards, _ = run_oracle_episode(env, seed=0, options={"task_id": task.id})
-            assert math.isclose(score, target, abs_tol=1e-9), (
+            target = env.unwrapped.task_max_score()  # type: ignore[attr-defined]
+            # 1e-6: rewards rounded to 6 decimals (PersuadeGym's 6 × 0.166667) may sum a hair off.
+            assert score >= target - 1e-6, (
                 f"oracle scored {score} on {task.id} (rewards {rewards}); maximum is {target}"
             )
     finally:

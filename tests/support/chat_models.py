@@ -53,3 +53,28 @@ class ScriptedChatModel:
 
 def refusal() -> ChatReply:
     return ChatReply(failure=ChatFailure("refusal", "I can't help with that", attempts=2))
+
+
+class RecordingChatModel:
+    """Forwards every call to ``inner`` and records the request and the reply (a thin wrapper)."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.name = getattr(inner, "name", "recorded")
+        self.calls: list[dict[str, Any]] = []
+
+    async def chat(self, messages, *, max_tokens, temperature, seed, json_keys=None) -> ChatReply:
+        reply = await self.inner.chat(
+            messages, max_tokens=max_tokens, temperature=temperature, seed=seed, json_keys=json_keys
+        )
+        context = current_call_context()
+        self.calls.append(
+            {
+                "messages": messages,
+                "max_tokens": max_tokens,
+                "json_keys": json_keys,
+                "role": context.role,
+                "reply": reply,
+            }
+        )
+        return reply

@@ -1,0 +1,98 @@
+"""PersuadeGym tasks: schema, the shipped pack and the UserRL loader (envs/persuade.md §2)."""
+
+from __future__ import annotations
+
+from functools import cache, lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from mimesis_gym.core.tasks import TaskPack, read_jsonl, resolve_upstream_dir
+from mimesis_gym.envs._userrl import parquet_rows, prompt_pair, read_json
+
+__all__ = ["Counterpoint", "PersuadeTask", "load_original_pack", "load_upstream_pack"]
+
+DATA_DIR = Path(__file__).parent / "data"
+USERRL_PARQUETS = {
+    "train": Path("data/persuasion_multiturn/train.parquet"),
+    "test": Path("data/persuasion_multiturn/test.parquet"),
+}
+USERRL_STATEMENTS = Path("gyms/PersuadeGym/persuadegym/data/all_statements_refined.json")
+
+
+class Counterpoint(BaseModel):
+    """An objection the scripted persuadee concedes when an argument matches its keywords."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    summary: str
+    keywords: tuple[tuple[str, ...], ...]
+    concession: str
+    probe: str
+
+
+class PersuadeTask(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    split: str
+    domain: str = ""
+    claim: str
+    argument: str
+    counterpoints: tuple[Counterpoint, ...] | None = None
+    defenses: tuple[str, ...] | None = None
+    system_prompt: str | None = None
+    opening: str | None = None
+
+    @property
+    def scripted_ready(self) -> bool:
+        return self.counterpoints is not None and self.defenses is not None
+
+
+@cache
+def load_original_pack() -> TaskPack[PersuadeTask]:
+    """The shipped pack: 48 train / 12 test claims and the demo fixture."""
+    return TaskPack(
+        "persuade/original",
+        {
+            split: read_jsonl(DATA_DIR / f"{split}.jsonl", PersuadeTask.model_validate)
+            for split in ("train", "test", "demo")
+        },
+    )
+
+
+def load_upstream_pack(data_dir: str | None) -> TaskPack[PersuadeTask]:
+    """UserRL's persuasion parquets (378 / 42 rows), plus any other statement of the optional JSON."""
+    return _load_upstream(resolve_upstream_dir(data_dir, "MIMESIS_GYM_USERRL_DIR").resolve())
+
+
+@lru_cache(maxsize=8)
+def _load_upstream(root: Path) -> TaskPack[PersuadeTask]:
+    splits: dict[str, list[PersuadeTask]] = {}
+    seen: set[str] = set()
+    for split, relative in USERRL_PARQUETS.items():
+        tasks = []
+        for row in parquet_rows(root / relative):
+            system, opening = prompt_pair(row)
+            model = row["reward_model"]
+            seen.add(model["id"])
+            tasks.append(
+                PersuadeTask(
+                    id=model["id"],
+                    split=split,
+                    claim=model["claim"],
+                    argument=model["argument"],
+                    system_prompt=system,
+                    opening=opening,
+                )
+            )
+        splits[split] = tasks
+    statements = root / USERRL_STATEMENTS
+    if statements.is_file():
+        splits["other"] = [
+            PersuadeTask(id=record["id"], split="other", claim=record["claim"], argument=record["argument"])
+            for record in read_json(statements)
+            if record["id"] not in seen
+        ]
+    return TaskPack("persuade/upstream", splits)

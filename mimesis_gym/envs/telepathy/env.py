@@ -1,0 +1,201 @@
+"""TelepathyGym: twenty questions — find the entity the simulated user is thinking of."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from mimesis_gym.core.actions import ParsedAction
+from mimesis_gym.core.env import ConversationEnv, StepOutcome, clipped_parts
+from mimesis_gym.core.roles import Role
+from mimesis_gym.envs.telepathy.roles import (
+    ANSWERER_FALLBACK,
+    JUDGE_FALLBACK,
+    LLMAnswerer,
+    LLMGuessJudge,
+    ScriptedAnswerer,
+    ScriptedGuessJudge,
+)
+from mimesis_gym.envs.telepathy.tasks import TelepathyPack, TelepathyTask, load_original_pack, load_upstream_pack
+from mimesis_gym.users.registry import resolve_role_models
+
+__all__ = ["TelepathyEnv"]
+
+SYSTEM_PROMPT = """\
+You are playing a guessing game. You are given a brief description of an entity (an animal, a \
+person, a place, a dish, an object…) and must find out exactly which one it is.
+
+Use the tool `interact_with_env` with one of these choices:
+- `action`: ask one yes-or-no question about the entity; you will be told "Yes", "No" or "Maybe".
+- `answer`: name the entity that best fits the answers so far.
+
+Notes:
+- Before every tool call, reason inside <think> and </think>, then call the tool.
+- The number of turns is limited: ask questions first, then guess.
+- You may guess at any time and more than once."""
+
+OPENING_INSTRUCTION = "Ask yes-or-no questions to find out exactly what it is, then name it."
+FINISH_TEXT = "Game finished."
+
+
+class TelepathyEnv(ConversationEnv[TelepathyTask]):
+    """
+    ## Description
+
+    Twenty questions: the simulated user thinks of an entity and gives only a category-level teaser;
+    the agent asks yes/no questions and guesses. Spec: ``envs/telepathy.md``; upstream: UserRL's
+    TelepathyGym (held out from training in the paper).
+
+    ## Action Space
+
+    ``[action] question`` (``[search]`` is handled as a question), ``[answer] guess``, ``[finish]``.
+
+    ## Observation Space
+
+    The answerer's reply ("Yes", "No", "Maybe"), the guess judge's feedback, or a fallback text.
+
+    ## Roles
+
+    | role | kind | scripted | LLM |
+    |---|---|---|---|
+    | ``answerer`` | user | longest matching phrase (property, name, noun, colour) | JSON ``response`` |
+    | ``guess_judge`` | judge | normalised guess equals the title or an alias | JSON ``judgment``, ``feedback`` |
+
+    ## Rewards
+
+    Gain of the best guess score (1.0 for a correct guess), clipped to [0, 1]; ``train`` appends the
+    reward line. ``reward_parts = {"guess_gain", "step_penalty", "clip"}``; episode score ∈ {0, 1}.
+
+    ## Episode End
+
+    1. Termination: a correct guess, or ``[finish]``.
+    2. Truncation: ``max_episode_steps`` (16).
+
+    ## Arguments
+
+    | parameter | type | default | description |
+    |---|---|---|---|
+    | ``answerer_sees_history`` | bool | False | show the LLM answerer earlier Q/A pairs (UserRL: none) |
+    | ``reward_scale`` | float | 1.0 | multiplies the gain |
+    | ``step_penalty`` | float | 0.0 | subtracted × turn |
+
+    Plus the common kwargs. With ``pack="upstream"`` the scripted answerer is unavailable (UserRL
+    entities have no attributes); a scripted guess judge works (aliases = the title).
+
+    ## Version History
+
+    - v0: initial release.
+    """
+
+    env_name: ClassVar[str] = "telepathy"
+    accepted_kinds: ClassVar[frozenset[str]] = frozenset({"action", "answer", "finish"})
+    tolerated_kinds: ClassVar[dict[str, str]] = {"search": "action"}
+    reward_part_names: ClassVar[tuple[str, ...]] = ("guess_gain", "step_penalty", "clip")
+    role_names: ClassVar[tuple[str, ...]] = ("answerer", "guess_judge")
+    tool_description: ClassVar[str] = "Ask a yes-or-no question about the entity, or guess it."
+
+    def __init__(
+        self,
+        *,
+        answerer_sees_history: bool = False,
+        reward_scale: float = 1.0,
+        step_penalty: float = 0.0,
+        **common: Any,
+    ) -> None:
+        super().__init__(**common)
+        if self.prompt_set != "native":
+            raise ValueError("prompt_set='userrl' is not available for TelepathyGym yet; use 'native'")
+        self.reward_scale = float(reward_scale)
+        self.step_penalty = float(step_penalty)
+        self.role_models = resolve_role_models(self.user, self.judge, self.user_kwargs)
+        user_model, judge_model = self.role_models.user, self.role_models.judge
+        pack: TelepathyPack = self.task_pack  # type: ignore[assignment]
+        if user_model is None and pack.vocabulary is None:
+            raise ValueError(
+                "TelepathyGym's scripted answerer needs the original pack's attributes; with pack='upstream' "
+                "pass an LLM user (a scripted guess judge still works: judge='scripted')"
+            )
+        self.answerer: Role[str] = (
+            ScriptedAnswerer(pack)
+            if user_model is None
+            else LLMAnswerer(user_model, lenient=self.lenient_parsing, sees_history=answerer_sees_history)
+        )
+        self.guess_judge: Role[tuple[float, str]] = (
+            ScriptedGuessJudge() if judge_model is None else LLMGuessJudge(judge_model, lenient=self.lenient_parsing)
+        )
+        self.best = 0.0
+        self._history: list[tuple[str, str]] = []
+
+    def _load_pack(self) -> TelepathyPack:
+        return load_upstream_pack(self.data_dir) if self.pack == "upstream" else load_original_pack()
+
+    def _system_prompt(self, task: TelepathyTask) -> str:
+        return task.system_prompt if task.system_prompt is not None else SYSTEM_PROMPT
+
+    async def _begin(self, task: TelepathyTask) -> str:
+        self.best = 0.0
+        self._history = []
+        return task.opening if task.opening is not None else f"{task.description}\n{OPENING_INSTRUCTION}"
+
+    async def _handle(self, action: ParsedAction) -> StepOutcome:
+        task: TelepathyTask = self.task  # type: ignore[assignment]
+        gain = 0.0
+        terminated = False
+        user_thought = user_utterance = None
+        judgements: dict[str, Any] = {}
+        if action.kind == "finish":
+            obs, terminated = FINISH_TEXT, True
+        elif action.kind == "action":
+            result = await self.answerer(
+                self._session, question=action.content, task=task, history=tuple(self._history)
+            )
+            obs = ANSWERER_FALLBACK if result.failed else result.value
+            if not result.failed:
+                self._history.append((action.content, obs))
+                user_utterance = obs
+            user_thought = result.thought
+            judgements["answerer"] = {
+                "response": None if result.failed else result.value,
+                "matched": (result.parsed or {}).get("matched"),
+            }
+        else:  # answer
+            result = await self.guess_judge(self._session, guess=action.content, task=task)
+            score, feedback = result.value
+            obs = JUDGE_FALLBACK if result.failed else feedback
+            if not result.failed:
+                gain = max(0.0, score - self.best)
+                self.best = max(self.best, score)
+                terminated = score >= 1.0
+            parsed = result.parsed or {}
+            judgements["guess_judge"] = {"judgment": parsed.get("judgment"), "feedback": parsed.get("feedback")}
+        parts = clipped_parts(
+            {
+                "guess_gain": gain * self.reward_scale,
+                "step_penalty": -(self.step_penalty * self.turn) if self.step_penalty else 0.0,
+            }
+        )
+        return StepOutcome(
+            obs=obs,
+            reward_parts=parts,
+            terminated=terminated,
+            user_thought=user_thought,
+            user_utterance=user_utterance,
+            judgements=judgements,
+        )
+
+    def _hidden(self) -> dict[str, Any]:
+        task: TelepathyTask = self.task  # type: ignore[assignment]
+        return {
+            "title": task.title,
+            "target_entity": task.target_entity,
+            "category": task.category,
+            "aliases": list(task.aliases),
+            "hypernyms": list(task.hypernyms) if task.hypernyms is not None else None,
+            "attributes": dict(task.attributes) if task.attributes is not None else None,
+        }
+
+    def oracle_action(self) -> str:
+        """Name the entity at once."""
+        return f"[answer] {self.task.title}"  # type: ignore[union-attr]
+
+    def secret_texts(self) -> list[str]:
+        return [self.task.target_entity] if self.task is not None else []

@@ -1,0 +1,225 @@
+"""TurtleGym: uncover the hidden story behind a puzzling surface with yes/no questions."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from mimesis_gym.core.actions import ParsedAction
+from mimesis_gym.core.env import ConversationEnv, StepOutcome, clipped_parts
+from mimesis_gym.core.roles import Role
+from mimesis_gym.envs.turtle.roles import FALLBACK_TEXT, LLMOracle, LLMRubric, ScriptedOracle, ScriptedRubric
+from mimesis_gym.envs.turtle.tasks import TurtlePack, TurtleTask, load_original_pack, load_upstream_pack
+from mimesis_gym.users.registry import resolve_role_models
+
+__all__ = ["TurtleEnv"]
+
+SYSTEM_PROMPT = """\
+You are playing a storytelling puzzle. You are given a short surface story that hints at a hidden \
+story, and your goal is to uncover the hidden story and its twist.
+
+Use the tool `interact_with_env` with one of these choices:
+- `action`: ask one yes-or-no question about the hidden story; you will be told "Yes", "No" or \
+"Maybe".
+- `answer`: give a full version of the hidden story that covers every twist you have inferred; you \
+will be told which points of the story you got right.
+
+Notes:
+- Before every tool call, reason inside <think> and </think>, then call the tool.
+- The number of turns is limited.
+- Ask questions to test your hypotheses, then answer. You may answer at any time and more than once."""
+
+OPENING_INSTRUCTION = "Ask yes-or-no questions to uncover the hidden story behind this surface, then tell it."
+FINISH_TEXT = "The game is over."
+
+
+class TurtleEnv(ConversationEnv[TurtleTask]):
+    """
+    ## Description
+
+    A lateral-thinking ("Turtle Soup") puzzle: the agent sees a short, puzzling **surface**; the
+    simulated host knows the hidden **bottom**. The agent asks yes/no questions and submits full
+    stories, scored against a weighted rubric. Spec: ``envs/turtle.md``; upstream: UserRL's TurtleGym.
+
+    ## Action Space
+
+    ``[action] question`` (``[search]`` is handled as a question), ``[answer] story``, ``[finish]``.
+
+    ## Observation Space
+
+    The oracle's reply ("Yes", "No", "Maybe"), the list of covered rubric points, or a fallback text.
+
+    ## Roles
+
+    | role | kind | scripted | LLM |
+    |---|---|---|---|
+    | ``oracle`` | user | strongest matching fact's answer, inverted for negated questions | JSON ``response`` |
+    | ``rubric`` | judge | keyword groups per criterion: 1.0 / 0.5 / 0.0 | JSON ``scores`` (0 / 0.5 / 1.0 each) |
+
+    ## Rewards
+
+    | profile | reward | reward line |
+    |---|---|---|
+    | eval | gain of the best story score S = Σ weight·score, clipped to [0, 1] | no |
+    | train | same | ``\\nReward: r`` appended |
+
+    ``reward_parts = {"answer_gain", "step_penalty", "clip"}``; episode score = best S.
+
+    ## Starting State
+
+    A puzzle from the pack (``task_id`` option, or drawn from ``split``).
+
+    ## Episode End
+
+    1. Termination: a story with S ≥ ``success_threshold − success_epsilon``, or ``[finish]``.
+    2. Truncation: ``max_episode_steps`` (16).
+
+    ## Arguments
+
+    | parameter | type | default | description |
+    |---|---|---|---|
+    | ``success_threshold`` | float | 1.0 | story score that ends the episode |
+    | ``success_epsilon`` | float | 0.0 | tolerance (1e-9 lets float sums like 0.9999999999999999 end it) |
+    | ``oracle_sees_history`` | bool | False | show the LLM oracle earlier Q/A pairs (UserRL: no history) |
+    | ``step_penalty`` | float | 0.0 | subtracted × turn |
+    | ``reward_scale`` | float | 1.0 | multiplies the gain |
+
+    Plus the common kwargs (``user``, ``judge``, ``pack``, ``split``, ``lenient_parsing``, …).
+
+    ## Version History
+
+    - v0: initial release.
+    """
+
+    env_name: ClassVar[str] = "turtle"
+    accepted_kinds: ClassVar[frozenset[str]] = frozenset({"action", "answer", "finish"})
+    tolerated_kinds: ClassVar[dict[str, str]] = {"search": "action"}
+    reward_part_names: ClassVar[tuple[str, ...]] = ("answer_gain", "step_penalty", "clip")
+    role_names: ClassVar[tuple[str, ...]] = ("oracle", "rubric")
+    tool_description: ClassVar[str] = "Ask a yes-or-no question about the hidden story, or tell the story."
+
+    def __init__(
+        self,
+        *,
+        success_threshold: float = 1.0,
+        success_epsilon: float = 0.0,
+        oracle_sees_history: bool = False,
+        step_penalty: float = 0.0,
+        reward_scale: float = 1.0,
+        **common: Any,
+    ) -> None:
+        super().__init__(**common)
+        if self.prompt_set != "native":
+            raise ValueError("prompt_set='userrl' is not available for TurtleGym yet; use 'native'")
+        self.success_threshold = float(success_threshold)
+        self.success_epsilon = float(success_epsilon)
+        self.step_penalty = float(step_penalty)
+        self.reward_scale = float(reward_scale)
+        self.role_models = resolve_role_models(self.user, self.judge, self.user_kwargs)
+        user_model, judge_model = self.role_models.user, self.role_models.judge
+        if self.pack == "upstream" and (user_model is None or judge_model is None):
+            raise ValueError(
+                "TurtleGym's scripted oracle and rubric need the original pack's facts and keywords; "
+                "with pack='upstream' pass LLM users and judges (user=<alias>, judge=None or an alias)"
+            )
+        self.oracle: Role[str] = (
+            ScriptedOracle()
+            if user_model is None
+            else LLMOracle(user_model, lenient=self.lenient_parsing, sees_history=oracle_sees_history)
+        )
+        self.rubric: Role[list[float]] = (
+            ScriptedRubric() if judge_model is None else LLMRubric(judge_model, lenient=self.lenient_parsing)
+        )
+        self.best = 0.0
+        self._history: list[tuple[str, str]] = []
+
+    def _load_pack(self) -> TurtlePack:
+        return load_upstream_pack(self.data_dir) if self.pack == "upstream" else load_original_pack()
+
+    def _system_prompt(self, task: TurtleTask) -> str:
+        return task.system_prompt if task.system_prompt is not None else SYSTEM_PROMPT
+
+    async def _begin(self, task: TurtleTask) -> str:
+        self.best = 0.0
+        self._history = []
+        if task.opening is not None:
+            return task.opening
+        return f"Title: {task.title}\nSurface: {task.surface}\n{OPENING_INSTRUCTION}"
+
+    async def _handle(self, action: ParsedAction) -> StepOutcome:
+        task: TurtleTask = self.task  # type: ignore[assignment]
+        gain = 0.0
+        terminated = False
+        user_thought = user_utterance = None
+        judgements: dict[str, Any] = {}
+        if action.kind == "finish":
+            obs, terminated = FINISH_TEXT, True
+        elif action.kind == "action":
+            result = await self.oracle(self._session, question=action.content, task=task, history=self._history)
+            obs = FALLBACK_TEXT if result.failed else result.value
+            if not result.failed:
+                self._history.append((action.content, obs))
+                user_utterance = obs
+            user_thought = result.thought
+            judgements["oracle"] = {
+                "response": None if result.failed else result.value,
+                "fact": (result.parsed or {}).get("fact"),
+            }
+        else:  # answer
+            result = await self.rubric(self._session, story=action.content, task=task)
+            if result.failed:
+                obs = FALLBACK_TEXT
+                judgements["rubric"] = {"scores": None, "S": None, "judge_feedback": None}
+            else:
+                story_score = 0.0
+                for criterion, score in zip(task.criteria, result.value, strict=True):
+                    story_score += criterion.weight * score
+                gain = max(0.0, story_score - self.best)
+                self.best = max(self.best, story_score)
+                terminated = story_score >= self.success_threshold - self.success_epsilon
+                obs = _coverage_feedback(task, result.value)
+                feedback = (result.parsed or {}).get("feedback")
+                judgements["rubric"] = {
+                    "scores": list(result.value),
+                    "S": story_score,
+                    "judge_feedback": feedback if isinstance(feedback, str) else None,
+                }
+        parts = clipped_parts(
+            {
+                "answer_gain": gain * self.reward_scale,
+                "step_penalty": -(self.step_penalty * self.turn) if self.step_penalty else 0.0,
+            }
+        )
+        return StepOutcome(
+            obs=obs,
+            reward_parts=parts,
+            terminated=terminated,
+            user_thought=user_thought,
+            user_utterance=user_utterance,
+            judgements=judgements,
+        )
+
+    def _hidden(self) -> dict[str, Any]:
+        task: TurtleTask = self.task  # type: ignore[assignment]
+        return {
+            "bottom": task.bottom,
+            "criteria": [{"statement": c.statement, "weight": c.weight} for c in task.criteria],
+            "best": self.best,
+        }
+
+    def oracle_action(self) -> str:
+        """Tell the true story at once."""
+        return f"[answer] {self.task.bottom}"  # type: ignore[union-attr]
+
+    def secret_texts(self) -> list[str]:
+        return [self.task.bottom] if self.task is not None else []
+
+
+def _coverage_feedback(task: TurtleTask, scores: list[float]) -> str:
+    covered = [c.statement for c, score in zip(task.criteria, scores, strict=True) if score == 1.0]
+    if not covered:
+        return "Your story does not cover any of the evaluation points yet."
+    lines = "\n".join(f"{statement}: Covered" for statement in covered)
+    return (
+        f"Your story covers these evaluation points:\n{lines}\n"
+        "Some hidden twists may still be missing; asking more questions could help."
+    )

@@ -1,0 +1,133 @@
+"""TurtleGym tasks: schema, the shipped pack and the UserRL loader (envs/turtle.md §2)."""
+
+from __future__ import annotations
+
+from functools import cache, lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from mimesis_gym.core.tasks import TaskPack, read_jsonl, resolve_upstream_dir
+from mimesis_gym.envs._userrl import parquet_rows, prompt_pair, read_json
+
+__all__ = ["Criterion", "Fact", "TurtlePack", "TurtleTask", "load_original_pack", "load_upstream_pack"]
+
+DATA_DIR = Path(__file__).parent / "data"
+USERRL_STORIES = Path("gyms/TurtleGym/turtlegym/data/all_stories_refined.json")
+USERRL_PARQUETS = {
+    "train": Path("data/turtle_multiturn/train.parquet"),
+    "test": Path("data/turtle_multiturn/test.parquet"),
+}
+
+KeywordSpec = list[list[str]]
+
+
+class Criterion(BaseModel):
+    """One rubric point: its statement, its weight and (original pack) the scripted judge's keywords."""
+
+    model_config = ConfigDict(frozen=True)
+
+    statement: str
+    weight: float
+    keywords: KeywordSpec | None = None
+
+
+class Fact(BaseModel):
+    """A yes/no fact of the hidden story the scripted oracle answers from (original pack)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    statement: str
+    answer: str
+    keywords: KeywordSpec
+    probe: str
+
+
+class TurtleTask(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    split: str
+    title: str
+    surface: str
+    bottom: str
+    criteria: tuple[Criterion, ...]
+    facts: tuple[Fact, ...] | None = None
+    system_prompt: str | None = None
+    opening: str | None = None
+
+    @property
+    def scripted_ready(self) -> bool:
+        return self.facts is not None and all(c.keywords is not None for c in self.criteria)
+
+
+class TurtlePack(TaskPack[TurtleTask]):
+    """Task ids are titles for UserRL tasks; lookups are case-insensitive."""
+
+    def get(self, task_id: str) -> TurtleTask:
+        if task_id in self.by_id:
+            return self.by_id[task_id]
+        lowered = {key.lower(): task for key, task in self.by_id.items()}
+        if task_id.lower() in lowered:
+            return lowered[task_id.lower()]
+        return super().get(task_id)
+
+
+def _from_record(record: dict) -> TurtleTask:
+    return TurtleTask(
+        id=record["id"],
+        split=record["split"],
+        title=record["new_title"],
+        surface=record["new_surface"],
+        bottom=record["new_bottom"],
+        criteria=tuple(
+            Criterion(statement=c["statement"], weight=float(c["score"]), keywords=c.get("keywords"))
+            for c in record["evaluation"]
+        ),
+        facts=tuple(Fact(**fact) for fact in record["facts"]),
+    )
+
+
+@cache
+def load_original_pack() -> TurtlePack:
+    """The shipped pack: 64 train / 16 test puzzles and the demo fixture."""
+    return TurtlePack(
+        "turtle/original",
+        {split: read_jsonl(DATA_DIR / f"{split}.jsonl", _from_record) for split in ("train", "test", "demo")},
+    )
+
+
+def load_upstream_pack(data_dir: str | None) -> TurtlePack:
+    """UserRL's 471 stories split by the parquets (423 / 48); ids are titles."""
+    return _load_upstream(resolve_upstream_dir(data_dir, "MIMESIS_GYM_USERRL_DIR").resolve())
+
+
+@lru_cache(maxsize=8)
+def _load_upstream(root: Path) -> TurtlePack:
+    stories = {
+        story["new_title"].lower(): story
+        for story in read_json(root / USERRL_STORIES).values()
+        if story.get("judgment") == "Yes"
+    }
+    splits: dict[str, list[TurtleTask]] = {}
+    for split, relative in USERRL_PARQUETS.items():
+        tasks = []
+        for row in parquet_rows(root / relative):
+            story = stories[row["reward_model"]["title"].lower()]
+            system, opening = prompt_pair(row)
+            tasks.append(
+                TurtleTask(
+                    id=story["new_title"],
+                    split=split,
+                    title=story["new_title"],
+                    surface=story["new_surface"],
+                    bottom=story["new_bottom"],
+                    criteria=tuple(
+                        Criterion(statement=c["statement"], weight=float(c["score"])) for c in story["evaluation"]
+                    ),
+                    system_prompt=system,
+                    opening=opening,
+                )
+            )
+        splits[split] = tasks
+    return TurtlePack("turtle/upstream", splits)
