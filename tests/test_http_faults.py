@@ -293,3 +293,44 @@ def test_an_env_against_an_always_refusing_server_falls_back_on_every_step(serve
     assert all(r["body"]["max_tokens"] == 64 for r in server.requests)  # role_max_tokens caps 512
     assert len(server.requests) == 6  # each step: the call and its one refusal retry
     env.close()
+
+
+REFUSING_USER_EPISODES = {
+    "mimesis/TurtleGym-v0": (
+        "turtle-demo-01",
+        "[action] Is it a ghost?",
+        "oracle",
+        "Feedback is not available right now. Please try again.",
+    ),
+    "mimesis/TelepathyGym-v0": (
+        "telepathy-demo-01",
+        "[action] Is it big?",
+        "answerer",
+        "I can't answer that question right now. Please ask another one.",
+    ),
+    "mimesis/IntentionGym-v0": ("intention-demo-01", "[action] What is the weather like?", "responder", None),
+    "mimesis/PersuadeGym-v0": (
+        "persuade-demo-01",
+        "[answer] Cars pollute.",
+        "persuadee",
+        "I'm having trouble understanding your argument right now.",
+    ),
+}
+
+
+@pytest.mark.parametrize("env_id", list(REFUSING_USER_EPISODES))
+def test_a_refusing_user_server_gives_every_turn_the_fallback(server, env_id):
+    import gymnasium as gym
+
+    from mimesis_gym.envs.intention.roles import CANNED_REPLIES
+
+    task_id, action, role, fallback = REFUSING_USER_EPISODES[env_id]
+    server.script(*["refusal_text"] * 40)
+    env = gym.make(env_id, user=model(server), judge="scripted", split="demo")
+    env.reset(seed=0, options={"task_id": task_id})
+    for _ in range(3):
+        obs, reward, terminated, truncated, info = env.step(action)
+        assert info["user_failure"] == f"{role}:refusal"
+        assert obs == fallback if fallback else obs in CANNED_REPLIES
+        assert (reward, terminated) == (0.0, False)
+    env.close()

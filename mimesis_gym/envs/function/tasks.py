@@ -5,7 +5,6 @@ Every loader is cached per process: constructing an env after the first one read
 
 from __future__ import annotations
 
-import json
 import re
 from functools import cache, lru_cache
 from pathlib import Path
@@ -15,6 +14,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from mimesis_gym.core.tasks import TaskPack, read_jsonl, resolve_upstream_dir
+from mimesis_gym.envs._userrl import create_kwargs, parquet_rows, prompt_pair, read_json
 from mimesis_gym.envs.function.generate import generate_task
 from mimesis_gym.envs.function.rules import Rule, parse_rule
 
@@ -83,22 +83,14 @@ def load_upstream_pack(data_dir: str | None) -> TaskPack[FunctionTask]:
 
 @lru_cache(maxsize=8)
 def _load_upstream(root: Path) -> TaskPack[FunctionTask]:
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise ImportError("pack='upstream' reads parquet files: pip install 'mimesis-gym[userrl]'") from None
-    records = json.loads((root / USERRL_FUNCTIONS).read_text(encoding="utf-8"))
-    by_id = {record["id"]: record for record in records}
+    by_id = {record["id"]: record for record in read_json(root / USERRL_FUNCTIONS)}
     splits: dict[str, list[FunctionTask]] = {}
     for split, relative in USERRL_PARQUETS.items():
-        rows = pq.read_table(root / relative, columns=["prompt", "extra_info"]).to_pylist()
         tasks = []
-        for row in rows:
-            task_id = row["extra_info"]["tools_kwargs"]["interact_with_env"]["create_kwargs"]["id"]
-            messages = {message["role"]: message["content"] for message in row["prompt"]}
-            tasks.append(
-                FunctionTask(**by_id[task_id], split=split, system_prompt=messages["system"], opening=messages["user"])
-            )
+        for row in parquet_rows(root / relative):
+            system, opening = prompt_pair(row)
+            record = by_id[create_kwargs(row)["id"]]
+            tasks.append(FunctionTask(**record, split=split, system_prompt=system, opening=opening))
         splits[split] = tasks
     return TaskPack("function/upstream", splits)
 

@@ -184,14 +184,17 @@ class TelepathyEnv(ConversationEnv[TelepathyTask]):
 
     def _hidden(self) -> dict[str, Any]:
         task: TelepathyTask = self.task  # type: ignore[assignment]
-        return {
+        hidden: dict[str, Any] = {
             "title": task.title,
             "target_entity": task.target_entity,
             "category": task.category,
             "aliases": list(task.aliases),
-            "hypernyms": list(task.hypernyms) if task.hypernyms is not None else None,
-            "attributes": dict(task.attributes) if task.attributes is not None else None,
         }
+        if task.hypernyms is not None:  # pack fields: absent for UserRL tasks
+            hidden["hypernyms"] = list(task.hypernyms)
+        if task.attributes is not None:
+            hidden["attributes"] = dict(task.attributes)
+        return hidden
 
     def oracle_action(self) -> str:
         """Name the entity at once."""
