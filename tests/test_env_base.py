@@ -117,7 +117,7 @@ def test_privileged_info_carries_thoughts_judgements_and_hidden_data():
     }
     obs, _, _, _, info = env.step("[action] hi")
     assert info["privileged"] == {
-        "thoughts": {"listener": {"reasoning": "they seem nice"}},
+        "thoughts": {"listener": {"reasoning": "they seem nice", "thought": None}},
         "user_thought": "they seem nice",
         "user_utterance": "sure",
         "judgements": {"listener": {"reply": "sure"}},

@@ -1,4 +1,4 @@
-"""The original task pack of PersuadeGym: files, counts, the demo fixture and the quality rules (persuade.md §2.2, §8.1).
+"""PersuadeGym's original task pack: files, counts, the demo fixture and the quality rules (persuade.md §2.2, §8.1).
 
 These tests read the committed JSONL files directly; they need no environment code. Assertion messages name the
 claim id so that a failing rule points at the record to fix.
@@ -215,6 +215,17 @@ def test_each_probe_matches_its_own_counterpoint_and_no_other():
         for cp in r["counterpoints"]:
             hits = [other["id"] for other in r["counterpoints"] if spec_matches(other["keywords"], cp["probe"])]
             assert hits == [cp["id"]], f"{r['id']} {cp['id']}: probe matches {hits}"
+
+
+def test_keyword_phrases_are_disjoint_between_the_counterpoints_of_a_claim():
+    """No phrase of one counterpoint equals, or occurs as whole words inside, a phrase of another."""
+    for r in all_records():
+        owned = [(norm(phrase), cp["id"]) for cp in r["counterpoints"] for group in cp["keywords"] for phrase in group]
+        for phrase, owner in owned:
+            for other, other_owner in owned:
+                assert owner == other_owner or phrase not in other, (
+                    f"{r['id']}: {phrase.strip()!r} of {owner} occurs in {other.strip()!r} of {other_owner}"
+                )
 
 
 def test_the_argument_matches_no_counterpoint():

@@ -114,20 +114,74 @@ SPEC_PATTERNS: dict[str, list[str]] = {
     "sweet": ["sweet", "sugary"],
     "famous": ["famous", "well known", "popular"],
 }
-SPEC_NOUNS = (
-    "animal, mammal, bird, fish, insect, reptile, herbivore, wild animal, person, scientist, food, fruit, vegetable, "
-    "vehicle, car, instrument, musical instrument, building, place, city, country, plant, sport, game, event, book, "
-    "movie, planet, company, toy"
-).split(", ")
+SPEC_NOUNS = [
+    "animal",
+    "mammal",
+    "bird",
+    "fish",
+    "insect",
+    "reptile",
+    "herbivore",
+    "wild animal",
+    "person",
+    "scientist",
+    "food",
+    "fruit",
+    "vegetable",
+    "vehicle",
+    "car",
+    "instrument",
+    "musical instrument",
+    "building",
+    "place",
+    "city",
+    "country",
+    "plant",
+    "sport",
+    "game",
+    "event",
+    "book",
+    "movie",
+    "planet",
+    "company",
+    "toy",
+]
 SPEC_COLOURS = ["red", "orange", "yellow", "green", "blue", "purple", "pink", "brown", "black", "white", "grey", "gray"]
 SPEC_COLOURS += ["gold", "silver"]
 
-DEMO_TRUE = "alive real natural bigger_than_person bigger_than_car legs four_legs africa famous fur".split()
-DEMO_FALSE = (
-    "fictional man_made fits_in_hand edible electronic indoors fly water wheels europe asia americas transport music "
-    "sport_related dangerous meat_eater in_space"
-).split()
-DEMO_NULL = "old modern female male sweet".split()
+DEMO_TRUE = [
+    "alive",
+    "real",
+    "natural",
+    "bigger_than_person",
+    "bigger_than_car",
+    "legs",
+    "four_legs",
+    "africa",
+    "famous",
+    "fur",
+]
+DEMO_FALSE = [
+    "fictional",
+    "man_made",
+    "fits_in_hand",
+    "edible",
+    "electronic",
+    "indoors",
+    "fly",
+    "water",
+    "wheels",
+    "europe",
+    "asia",
+    "americas",
+    "transport",
+    "music",
+    "sport_related",
+    "dangerous",
+    "meat_eater",
+    "in_space",
+]
+DEMO_NULL = ["old", "modern", "female", "male", "sweet"]
 
 
 @cache

@@ -171,7 +171,7 @@ class PersuadeEnv(ConversationEnv[PersuadeTask]):
             "persuadee": {"stance": None if result.failed else new_stance, "response": None if result.failed else reply}
         }
         if self.stance_judge is not None and not result.failed:
-            judged = await self.stance_judge(self._session, reply=reply, **materials)
+            judged = await self.stance_judge(self._session, persuadee_reply=reply, **materials)
             new_stance = judged.value
             judgements["stance_judge"] = {"stance": None if judged.failed else judged.value}
         self.stance = new_stance

@@ -172,10 +172,12 @@ class LLMStanceJudge(LLMRole[str]):
     json_keys: ClassVar[tuple[str, ...] | None] = ("stance",)
     max_tokens = 2048
 
-    def build_messages(self, *, argument: str, stance: str, task: PersuadeTask, reply: str, **_: Any) -> list[dict]:
+    def build_messages(
+        self, *, argument: str, stance: str, task: PersuadeTask, persuadee_reply: str, **_: Any
+    ) -> list[dict]:
         user = (
             f"Statement: {task.claim}\nPrevious stance: {stance}\nLatest argument: {argument}\n"
-            f"Their reply: {reply}\n\n"
+            f"Their reply: {persuadee_reply}\n\n"
             'Answer in a fenced JSON block: ```json\n{"thought": "...", "stance": "<one of the seven labels>"}\n```'
         )
         return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}]

@@ -22,6 +22,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from mimesis_gym.envs.telepathy.tasks import COLOURS
+
 __all__ = [
     "COLOURS",
     "DATA_DIR",
@@ -40,22 +42,6 @@ SPLITS = ("train", "test", "demo")
 N_TRAIN = 160
 SOURCES = ("entities.tsv", "attributes.json", "nouns.json")
 COLUMNS = ("id", "title", "category", "aliases", "hypernyms", "colours", "props", "description")
-COLOURS = (
-    "red",
-    "orange",
-    "yellow",
-    "green",
-    "blue",
-    "purple",
-    "pink",
-    "brown",
-    "black",
-    "white",
-    "grey",
-    "gray",
-    "gold",
-    "silver",
-)
 _VALUES = {"y": True, "n": False, "?": None}
 _PACK_ID = re.compile(r"telepathy-(\d{4})")
 _DEMO_ID = re.compile(r"telepathy-demo-\d{2}")
@@ -128,7 +114,7 @@ def load_entities(source_dir: Path = DATA_DIR) -> list[dict[str, Any]]:
                 "aliases": names,
                 "hypernyms": _split_list(hypernyms),
                 "colors": colour_list,
-                "attributes": {name: _VALUES[value] for name, value in zip(properties, props)},
+                "attributes": {name: _VALUES[value] for name, value in zip(properties, props, strict=True)},
             }
         )
     return records
