@@ -120,6 +120,32 @@ def _cmd_serve_user(args: argparse.Namespace) -> int:
     return serve_user_main(command, print_only=args.print, wait_s=args.wait)
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from mimesis_gym.evaluation.aggregate import ENV_COLUMNS
+    from mimesis_gym.evaluation.report import report_from_scores
+
+    if not args.from_scores:
+        raise SystemExit(
+            "mimesis-gym report: merging run directories comes with the evaluation runner; use --from-scores FILE.csv"
+        )
+    weights = None
+    if args.weights:
+        weights = {}
+        for part in args.weights.split(","):
+            name, _, value = part.partition("=")
+            if name.strip() not in ENV_COLUMNS:
+                raise SystemExit(f"mimesis-gym report: unknown column {name!r} in --weights")
+            weights[name.strip()] = float(value)
+    try:
+        report_from_scores(Path(args.from_scores), Path(args.out), weights)
+    except (ValueError, OSError) as error:
+        raise SystemExit(f"mimesis-gym report: {error}") from None
+    print((Path(args.out) / "summary.md").read_text(encoding="utf-8"), end="")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mimesis-gym", description="Conversation environments with simulated users (MIMESIS / UserRL)."
@@ -156,6 +182,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--print", action="store_true", help="print the command and exit")
     serve.add_argument("--wait", type=float, default=900.0, help="health wait in seconds (default 900)")
     serve.set_defaults(run=_cmd_serve_user)
+
+    report = commands.add_parser("report", help="summary tables (Avg, MR) from a table of env scores")
+    report.add_argument("--from-scores", metavar="FILE.csv", help="columns user, agent, the eight envs (×100)")
+    report.add_argument("--out", required=True, help="output directory")
+    report.add_argument("--weights", help="Avg weights, e.g. travel=471,turtle=48,… (default: upstream test counts)")
+    report.set_defaults(run=_cmd_report)
 
     check = commands.add_parser("check", help="run the env contract suite (non-zero exit on failure)")
     check.add_argument("--envs", help="comma-separated env ids or short names (default: all)")

@@ -1,0 +1,110 @@
+"""The paper's aggregation protocol (evaluation.md §2.2-2.5): task and env scores, Avg, MR.
+
+Per-episode scores come from :mod:`mimesis_gym.core.scoring`. Here: a task's score is the mean of
+its episodes (trials); an env's score is the mean of its task scores (TravelGym's sets pooled);
+values are reported ×100. **Avg** weights each env by its *planned* task count; **MR** ranks the
+compared agents within each env column on the displayed values (two decimals), ties taking the
+average of the ranks they span.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+
+__all__ = [
+    "ENV_COLUMNS",
+    "HELD_OUT",
+    "UPSTREAM_TEST_COUNTS",
+    "display",
+    "env_score",
+    "mean_ranks",
+    "task_scores",
+    "weighted_avg",
+]
+
+ENV_COLUMNS: tuple[str, ...] = ("travel", "turtle", "function", "tau", "persuade", "intention", "telepathy", "search")
+"""The eight scored columns, in table order."""
+HELD_OUT = frozenset({"intention", "telepathy", "search"})
+"""Held out from training in the paper; marked * in tables."""
+UPSTREAM_TEST_COUNTS: dict[str, int] = {
+    "travel": 471,
+    "turtle": 48,
+    "function": 78,
+    "tau": 165,
+    "persuade": 42,
+    "intention": 40,
+    "telepathy": 41,
+    "search": 125,
+}
+"""Planned task counts of the upstream test sets: the Avg weights of the paper (Σ = 1010)."""
+
+
+def task_scores(episodes: Iterable[tuple[str, float]]) -> dict[str, float]:
+    """Mean episode score per task from ``(task_id, episode_score)`` pairs (trials averaged)."""
+    totals: dict[str, list[float]] = defaultdict(list)
+    for task_id, score in episodes:
+        totals[task_id].append(score)
+    return {task_id: sum(scores) / len(scores) for task_id, scores in totals.items()}
+
+
+def env_score(scores_by_task: Mapping[str, float]) -> float | None:
+    """Mean over the env's scored tasks (×1, not ×100); ``None`` when no task has a score."""
+    if not scores_by_task:
+        return None
+    return sum(scores_by_task.values()) / len(scores_by_task)
+
+
+def weighted_avg(scores: Mapping[str, float | None], weights: Mapping[str, float]) -> tuple[float | None, bool]:
+    """``Σ w·S / Σ w`` over the columns that have a value; the flag says some column had none (‡)."""
+    numerator = denominator = 0.0
+    partial = False
+    for column in ENV_COLUMNS:
+        if column not in weights:
+            continue
+        value = scores.get(column)
+        if value is None:
+            partial = True
+            continue
+        numerator += weights[column] * value
+        denominator += weights[column]
+    if denominator == 0:
+        return None, partial
+    return numerator / denominator, partial
+
+
+def display(value: float | None) -> str:
+    """A ×100 value as shown in tables: two decimals, ``—`` when not measured."""
+    return "—" if value is None else f"{value:.2f}"
+
+
+def mean_ranks(
+    rows: Mapping[str, Mapping[str, float | None]], columns: Sequence[str] = ENV_COLUMNS
+) -> dict[str, tuple[float | None, bool]]:
+    """MR per agent from ×100 column values: rank 1 = highest displayed value, ties averaged.
+
+    A cell without a value is unranked; the agent's MR then averages its ranked columns and the
+    flag (‡) is set.
+    """
+    ranks: dict[str, list[float]] = {agent: [] for agent in rows}
+    partial = dict.fromkeys(rows, False)
+    for column in columns:
+        present = [
+            (agent, float(display(values.get(column))))
+            for agent, values in rows.items()
+            if values.get(column) is not None
+        ]
+        for agent, values in rows.items():
+            if values.get(column) is None:
+                partial[agent] = True
+        ordered = sorted(present, key=lambda item: -item[1])
+        position = 0
+        while position < len(ordered):
+            end = position
+            while end + 1 < len(ordered) and ordered[end + 1][1] == ordered[position][1]:
+                end += 1
+            shared = (position + 1 + end + 1) / 2
+            for agent, _ in ordered[position : end + 1]:
+                ranks[agent].append(shared)
+            position = end + 1
+    return {agent: ((sum(values) / len(values)) if values else None, partial[agent]) for agent, values in ranks.items()}

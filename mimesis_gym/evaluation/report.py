@@ -1,0 +1,227 @@
+"""Summary tables in the paper's layout (evaluation.md §4), here from a table of env scores.
+
+``mimesis-gym report --from-scores FILE.csv --out DIR`` recomputes Avg and MR from per-env scores
+(×100 as displayed), the way a user checks a published table or sets a new row beside it, and
+writes ``summary.json``, ``summary.csv`` and ``summary.md``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from mimesis_gym.evaluation.aggregate import (
+    ENV_COLUMNS,
+    HELD_OUT,
+    UPSTREAM_TEST_COUNTS,
+    display,
+    mean_ranks,
+    weighted_avg,
+)
+
+__all__ = ["Section", "SummaryRow", "read_scores_csv", "report_from_scores", "write_summary"]
+
+COLUMN_TITLES = {
+    "travel": "Travel",
+    "turtle": "Turtle",
+    "function": "Function",
+    "tau": "Tau",
+    "persuade": "Persuade",
+    "intention": "Intention",
+    "telepathy": "Telepathy",
+    "search": "Search",
+}
+CSV_FIELDS = (
+    "user", "judge", "agent", "column", "value", "score_include", "score_exclude", "n_tasks", "n_tasks_scored",
+    "n_episodes", "n_user_failure_episodes", "user_failure_rate", "n_agent_error", "n_env_error",
+)  # fmt: skip
+
+
+class SummaryRow(BaseModel):
+    agent: str
+    label: str
+    scores: dict[str, float | None]
+    avg: float | None = None
+    avg_partial: bool = False
+    mr: float | None = None
+    mr_partial: bool = False
+
+
+class Section(BaseModel):
+    user: str
+    judge: str
+    rows: list[SummaryRow]
+
+
+def read_scores_csv(path: Path) -> list[dict[str, Any]]:
+    """Rows of ``user, agent, <eight envs>[, judge, label]``; an empty cell is "not measured"."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        missing = {"user", "agent", *ENV_COLUMNS} - set(reader.fieldnames or ())
+        if missing:
+            raise ValueError(f"{path}: missing columns {sorted(missing)}")
+        rows = []
+        for number, raw in enumerate(reader, start=2):
+            scores: dict[str, float | None] = {}
+            for column in ENV_COLUMNS:
+                cell = (raw.get(column) or "").strip()
+                try:
+                    scores[column] = float(cell) if cell else None
+                except ValueError:
+                    raise ValueError(f"{path}:{number}: {column}={cell!r} is not a number") from None
+            rows.append(
+                {
+                    "user": raw["user"].strip(),
+                    "judge": (raw.get("judge") or "self").strip() or "self",
+                    "agent": raw["agent"].strip(),
+                    "label": (raw.get("label") or raw["agent"]).strip(),
+                    "scores": scores,
+                }
+            )
+    return rows
+
+
+def build_sections(rows: Sequence[Mapping[str, Any]], weights: Mapping[str, float]) -> list[Section]:
+    """Group rows by (user, judge) in file order and compute each row's Avg and MR."""
+    grouped: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for row in rows:
+        grouped.setdefault((row["user"], row["judge"]), []).append(row)
+    sections = []
+    for (user, judge), members in grouped.items():
+        ranks = mean_ranks({row["agent"]: row["scores"] for row in members})
+        summary_rows = []
+        for row in members:
+            avg, avg_partial = weighted_avg(row["scores"], weights)
+            mr, mr_partial = ranks[row["agent"]]
+            summary_rows.append(
+                SummaryRow(
+                    agent=row["agent"],
+                    label=row["label"],
+                    scores=dict(row["scores"]),
+                    avg=avg,
+                    avg_partial=avg_partial,
+                    mr=mr,
+                    mr_partial=mr_partial,
+                )
+            )
+        sections.append(Section(user=user, judge=judge, rows=summary_rows))
+    return sections
+
+
+def mean_over_users(sections: Sequence[Section]) -> dict[str, dict[str, Any]]:
+    """Per agent: plain means over the sections of its Avg, of each env column and of its MR."""
+    collected: dict[str, dict[str, list[float]]] = {}
+    for section in sections:
+        for row in section.rows:
+            bucket = collected.setdefault(row.agent, {})
+            for column, value in row.scores.items():
+                if value is not None:
+                    bucket.setdefault(column, []).append(value)
+            for key, value in (("avg", row.avg), ("mr", row.mr)):
+                if value is not None:
+                    bucket.setdefault(key, []).append(value)
+    return {
+        agent: {key: sum(values) / len(values) for key, values in bucket.items()} for agent, bucket in collected.items()
+    }
+
+
+def _markdown_table(rows: Sequence[SummaryRow], order: Sequence[str]) -> list[str]:
+    header = ["Agent", *[COLUMN_TITLES[c] + ("*" if c in HELD_OUT else "") for c in ENV_COLUMNS], "Avg", "MR"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    best: dict[str, float] = {}
+    for column in (*ENV_COLUMNS, "avg", "mr"):
+        values = [_cell_value(row, column) for row in rows]
+        present = [v for v in values if v is not None]
+        if present:
+            best[column] = min(present) if column == "mr" else max(present)
+    for row in sorted(rows, key=lambda r: order.index(r.agent)):
+        cells = [row.label]
+        for column in (*ENV_COLUMNS, "avg", "mr"):
+            value = _cell_value(row, column)
+            text = display(value)
+            if column == "mr" and value is not None:
+                text = f"{value:.2f}"
+            if value is not None and column in best and float(display(value)) == float(display(best[column])):
+                text = f"**{text}**"
+            if (column == "avg" and row.avg_partial) or (column == "mr" and row.mr_partial):
+                text += "‡"
+            cells.append(text)
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _cell_value(row: SummaryRow, column: str) -> float | None:
+    if column == "avg":
+        return row.avg
+    if column == "mr":
+        return row.mr
+    return row.scores.get(column)
+
+
+def write_summary(out_dir: Path, sections: Sequence[Section], *, mode: str, weights: Mapping[str, float]) -> None:
+    """Write ``summary.json``, ``summary.csv`` and ``summary.md`` into ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    means = mean_over_users(sections)
+    # rows ordered by the agent's mean Avg over users, worst first
+    order = sorted(means, key=lambda agent: (means[agent].get("avg", float("-inf")), agent))
+    summary = {
+        "mode": mode,
+        "weights": dict(weights),
+        "agents": order,
+        "sections": [section.model_dump() for section in sections],
+        "mean_over_users": means,
+    }
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    with (out_dir / "summary.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=CSV_FIELDS)
+        writer.writeheader()
+        for section in sections:
+            for row in section.rows:
+                for column in (*ENV_COLUMNS, "avg", "mr"):
+                    value = _cell_value(row, column)
+                    writer.writerow(
+                        {
+                            "user": section.user,
+                            "judge": section.judge,
+                            "agent": row.agent,
+                            "column": column,
+                            "value": "" if value is None else repr(value),
+                        }
+                    )
+    lines: list[str] = []
+    for section in sections:
+        judge = "" if section.judge == "self" else f" (judge: {section.judge})"
+        lines += [f"## {section.user}{judge}", "", *_markdown_table(section.rows, order), ""]
+    if len(sections) > 1:
+        mean_rows = [
+            SummaryRow(
+                agent=agent,
+                label=agent,
+                scores={c: means[agent].get(c) for c in ENV_COLUMNS},
+                avg=means[agent].get("avg"),
+                mr=means[agent].get("mr"),
+            )
+            for agent in order
+        ]
+        lines += [f"## Mean over {len(sections)} users", "", *_markdown_table(mean_rows, order), ""]
+    if any(row.avg_partial or row.mr_partial for section in sections for row in section.rows):
+        lines.append("‡ averaged over the columns that have a value (— = not measured).")
+    lines.append(
+        "Columns marked * were held out from training. Avg weights: "
+        + ", ".join(f"{c} {weights[c]:g}" for c in ENV_COLUMNS if c in weights)
+        + "."
+    )
+    (out_dir / "summary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def report_from_scores(path: Path, out_dir: Path, weights: Mapping[str, float] | None = None) -> list[Section]:
+    """Recompute Avg and MR from a scores table and write the summary files; returns the sections."""
+    chosen = dict(weights or UPSTREAM_TEST_COUNTS)
+    sections = build_sections(read_scores_csv(path), chosen)
+    write_summary(out_dir, sections, mode="from_scores", weights=chosen)
+    return sections

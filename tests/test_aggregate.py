@@ -1,0 +1,86 @@
+"""The paper's aggregation protocol (evaluation.md §2, acceptance tests 2-4) and report --from-scores."""
+
+import json
+
+import pytest
+
+from mimesis_gym.cli import main
+from mimesis_gym.evaluation.aggregate import (
+    UPSTREAM_TEST_COUNTS,
+    env_score,
+    mean_ranks,
+    task_scores,
+    weighted_avg,
+)
+
+DITTO_BASE = {
+    "travel": 6.63,
+    "turtle": 19.48,
+    "function": 0.0,
+    "tau": 3.03,
+    "persuade": 50.40,
+    "intention": 183.75,
+    "telepathy": 46.34,
+    "search": 30.40,
+}
+
+
+def test_travel_sets_are_pooled_as_one_env():
+    scores = task_scores([("x1", 1.0), ("x2", 0.0), ("y1", 0.25)])
+    assert env_score(scores) * 100 == pytest.approx(41.6667, abs=1e-3)  # not the mean of set means, 37.50
+
+
+def test_trials_are_averaged_per_task_first():
+    scores = task_scores([("T1", 1.0), ("T1", 0.0), ("T1", 0.0), ("T2", 1.0)])
+    assert env_score(scores) * 100 == pytest.approx(66.6667, abs=1e-3)  # not the episode mean, 50.00
+
+
+def test_worked_example_avg():
+    avg, partial = weighted_avg(DITTO_BASE, UPSTREAM_TEST_COUNTS)
+    assert abs(avg - 19.5292) < 1e-4 and not partial
+    assert sum(DITTO_BASE.values()) / 8 == pytest.approx(42.50, abs=5e-3)
+
+
+def test_mr_with_ties_on_displayed_values():
+    rows = {
+        "A": dict(zip(DITTO_BASE, [10, 5, 0, 30, 50, 180, 40, 30.004], strict=True)),
+        "B": dict(zip(DITTO_BASE, [20, 5, 1, 10, 40, 190, 40, 30.001], strict=True)),
+        "C": dict(zip(DITTO_BASE, [20, 5, 2, 20, 40, 170, 30, 25], strict=True)),
+    }
+    ranks = mean_ranks(rows)
+    assert ranks["A"] == (1.875, False) and ranks["B"] == (1.875, False) and ranks["C"] == (2.25, False)
+    rows["C"]["tau"] = None
+    ranks = mean_ranks(rows)
+    assert ranks["A"][0] == 1.875 and ranks["B"][0] == 1.75
+    assert ranks["C"][0] == pytest.approx(16 / 7) and ranks["C"][1] is True
+
+
+def test_avg_over_remaining_columns_is_marked():
+    scores = dict(DITTO_BASE, persuade=None)
+    avg, partial = weighted_avg(scores, UPSTREAM_TEST_COUNTS)
+    assert partial and avg == pytest.approx((19724.46 - 2116.80) / (1010 - 42), abs=1e-3)
+
+
+def test_report_from_scores_prints_the_worked_example(tmp_path, capsys):
+    table = tmp_path / "scores.csv"
+    table.write_text(
+        "user,agent,travel,turtle,function,tau,persuade,intention,telepathy,search\n"
+        "Ditto-8B,Base,6.63,19.48,0.00,3.03,50.40,183.75,46.34,30.40\n"
+        "Ditto-8B,Other,7.00,20.00,1.00,3.00,50.00,180.00,40.00,\n"
+        "MIMESIS-9B,Base,5.00,10.00,0.00,3.00,40.00,150.00,40.00,30.00\n"
+    )
+    assert main(["report", "--from-scores", str(table), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "| Base | 6.63 | 19.48 |" in out and "19.53" in out
+    assert "## Mean over 2 users" in out and "—" in out and "‡" in out
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    base = summary["sections"][0]["rows"][0]
+    assert abs(base["avg"] - 19.5292) < 1e-4
+    assert (tmp_path / "out" / "summary.csv").read_text().splitlines()[0].startswith("user,judge,agent,column,value")
+
+
+def test_report_rejects_a_table_without_env_columns(tmp_path):
+    table = tmp_path / "bad.csv"
+    table.write_text("user,agent,travel\nu,a,1\n")
+    with pytest.raises(SystemExit, match="missing columns"):
+        main(["report", "--from-scores", str(table), "--out", str(tmp_path / "o")])
