@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from mimesis_gym.envs._matching import NEGATION_TOKENS, is_negated, matches, norm_tokens, spec_matches
+from mimesis_gym.envs._matching import NEGATION_TOKENS, is_negated, matches, norm_tokens
+from mimesis_gym.envs.turtle.roles import scripted_answer, scripted_criterion_score
+from mimesis_gym.envs.turtle.tasks import Criterion, Fact
 
 DATA = Path(__file__).resolve().parents[1] / "mimesis_gym" / "envs" / "turtle" / "data"
 USERRL_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "userrl"
@@ -166,27 +168,15 @@ def all_records() -> list[dict]:
 
 
 def scripted_oracle(facts: list[dict], question: str) -> tuple[str, int | None]:
-    """(answer, index of the deciding fact): the strongest matching fact (earliest on ties), inverted if negated."""
-    best = None
-    for index, fact in enumerate(facts):
-        if spec_matches(fact["keywords"], question) and (
-            best is None or len(fact["keywords"]) > len(facts[best]["keywords"])
-        ):
-            best = index
-    if best is None:
-        return "Maybe", None
-    answer = facts[best]["answer"]
-    if is_negated(question):
-        answer = {"Yes": "No", "No": "Yes"}[answer]
-    return answer, best
+    """(answer, index of the deciding fact) from the env's scripted oracle (§4.1)."""
+    parsed = [Fact(**fact) for fact in facts]
+    answer, fact = scripted_answer(question, parsed)
+    return answer, None if fact is None else parsed.index(fact)
 
 
 def criterion_score(keywords: list[list[str]], text: str) -> float:
-    matched = sum(any(matches(phrase, text) for phrase in group) for group in keywords)
-    fraction = matched / len(keywords)
-    if fraction == 1:
-        return 1.0
-    return 0.5 if fraction >= 0.5 else 0.0
+    """The env's scripted rubric score of one criterion (§4.2)."""
+    return scripted_criterion_score(Criterion(statement="", weight=0.0, keywords=keywords), text)
 
 
 def story_score(evaluation: list[dict], text: str) -> float:
@@ -386,7 +376,7 @@ def test_scripted_oracle_answers_every_probe_with_its_fact():
             answer, decider = scripted_oracle(facts, f["probe"])
             winner = "no fact" if decider is None else f"fact {decider + 1} ({facts[decider]['statement']!r})"
             assert answer == f["answer"], (
-                f"{r['id']} fact {i + 1}: probe {f['probe']!r} answered {answer!r} by {winner}, expected {f['answer']!r}"
+                f"{r['id']} fact {i + 1}: probe {f['probe']!r} got {answer!r} from {winner}, expected {f['answer']!r}"
             )
 
 
