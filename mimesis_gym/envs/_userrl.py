@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import ast
 import json
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["create_kwargs", "parquet_rows", "prompt_pair", "read_json"]
+from mimesis_gym.core.tasks import resolve_upstream_dir
+
+__all__ = ["create_kwargs", "fill", "parquet_rows", "prompt_pair", "read_json", "read_prompt_strings", "userrl_root"]
 
 
 def parquet_rows(path: Path) -> list[dict[str, Any]]:
@@ -33,3 +37,60 @@ def prompt_pair(row: dict[str, Any]) -> tuple[str, str]:
 def create_kwargs(row: dict[str, Any]) -> dict[str, Any]:
     """``extra_info.tools_kwargs.interact_with_env.create_kwargs`` (DESIGN 2.5)."""
     return dict(row["extra_info"]["tools_kwargs"]["interact_with_env"]["create_kwargs"])
+
+
+def read_prompt_strings(path: Path, names: Sequence[str], functions: Sequence[str] = ()) -> dict[str, str]:
+    """String constants of UserRL's ``prompts.py``, read with ``ast`` — never imported or executed.
+
+    ``names``: module-level assignments ``NAME = "..."``. ``functions``: for each function name, the
+    ``"content"`` string of the first ``{"role": "system", "content": ...}`` dict literal in its body
+    (returned under the function's name). Missing file → ``FileNotFoundError``; a missing or
+    non-literal constant → ``ValueError`` naming it.
+    """
+    if not path.is_file():
+        raise FileNotFoundError(f"prompt_set='userrl' reads {path}, which does not exist")
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            if name in names and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                found[name] = node.value.value
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in functions:
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Dict) and _system_content(inner) is not None:
+                    found[node.name] = _system_content(inner)  # type: ignore[assignment]
+                    break
+    missing = [name for name in (*names, *functions) if name not in found]
+    if missing:
+        raise ValueError(f"{path}: no string literal for {', '.join(missing)}")
+    return found
+
+
+def _system_content(node: ast.Dict) -> str | None:
+    fields = {
+        key.value: value
+        for key, value in zip(node.keys, node.values, strict=True)
+        if isinstance(key, ast.Constant) and isinstance(key.value, str)
+    }
+    role, content = fields.get("role"), fields.get("content")
+    if (
+        isinstance(role, ast.Constant)
+        and role.value == "system"
+        and isinstance(content, ast.Constant)
+        and isinstance(content.value, str)
+    ):
+        return content.value
+    return None
+
+
+def fill(template: str, replacements: dict[str, str]) -> str:
+    """``template`` with each placeholder (e.g. ``<surface>``) replaced by ``str.replace``, in order."""
+    for placeholder, value in replacements.items():
+        template = template.replace(placeholder, value)
+    return template
+
+
+def userrl_root(data_dir: str | None) -> Path:
+    """The UserRL root for ``prompt_set="userrl"``: ``data_dir`` or ``$MIMESIS_GYM_USERRL_DIR``."""
+    return resolve_upstream_dir(data_dir, "MIMESIS_GYM_USERRL_DIR")

@@ -8,7 +8,10 @@ from mimesis_gym.core.actions import ParsedAction
 from mimesis_gym.core.env import ConversationEnv, StepOutcome, clipped_parts
 from mimesis_gym.core.roles import Role
 from mimesis_gym.core.tasks import TaskPack
+from mimesis_gym.envs._userrl import read_prompt_strings, userrl_root
 from mimesis_gym.envs.intention.roles import (
+    USERRL_PROMPTS,
+    USERRL_SYSTEM_FUNCTIONS,
     LLMCoverageJudge,
     LLMResponder,
     ScriptedCoverageJudge,
@@ -31,6 +34,7 @@ Notes:
 - The number of turns is limited.
 - Aim to uncover every missing detail, one question per turn, over several turns."""
 
+USERRL_PROMPTS_FILE = "gyms/IntentionGym/intentiongym/env/prompts.py"
 OPENING_INSTRUCTION = "Find out all the missing details of this task by asking clarifying questions."
 
 
@@ -102,8 +106,6 @@ class IntentionEnv(ConversationEnv[IntentionTask]):
         **common: Any,
     ) -> None:
         super().__init__(**common)
-        if self.prompt_set != "native":
-            raise ValueError("prompt_set='userrl' is not available for IntentionGym yet; use 'native'")
         self.multi_detail_penalty = float(multi_detail_penalty)
         self.reward_scale = float(reward_scale)
         self.step_penalty = float(step_penalty)
@@ -114,15 +116,22 @@ class IntentionEnv(ConversationEnv[IntentionTask]):
                 "IntentionGym's scripted responder and judge need the original pack's keywords; with "
                 "pack='upstream' pass LLM users and judges"
             )
+        templates = None
+        if self.prompt_set == "userrl":
+            templates = read_prompt_strings(
+                userrl_root(self.data_dir) / USERRL_PROMPTS_FILE, USERRL_PROMPTS, USERRL_SYSTEM_FUNCTIONS
+            )
         self.responder: Role[str] = (
             ScriptedResponder()
             if user_model is None
-            else LLMResponder(user_model, lenient=self.lenient_parsing, knows_details=user_knows_details)
+            else LLMResponder(
+                user_model, lenient=self.lenient_parsing, knows_details=user_knows_details, templates=templates
+            )
         )
         self.coverage: Role[list[int]] = (
             ScriptedCoverageJudge()
             if judge_model is None
-            else LLMCoverageJudge(judge_model, lenient=self.lenient_parsing)
+            else LLMCoverageJudge(judge_model, lenient=self.lenient_parsing, templates=templates)
         )
         self.remaining: list[Detail] = []
         self.covered: list[Detail] = []
@@ -155,7 +164,9 @@ class IntentionEnv(ConversationEnv[IntentionTask]):
             done = total - len(self.remaining)
             obs = f"Session ended: {done}/{total} details covered ({100 * done / total:.0f}%)."
             return StepOutcome(obs=obs, reward_parts=self._parts(0.0), terminated=True, judgements={})
-        question = action.canonical if action.tag == "search" else action.content
+        # UserRL passed [search] with its tag, and its prompts kept the tag in the history (§6 #3).
+        raw = action.tag == "search" or self.prompt_set == "userrl"
+        question = action.canonical if raw else action.content
         materials = {
             "question": question,
             "task": task,

@@ -100,6 +100,18 @@ def _exchanges(history: Sequence[tuple[str, str]], asker: str, answerer: str, nu
     return "\n".join(lines)
 
 
+USERRL_PROMPTS = ("RESPONSE_GENERATION_PROMPT", "EVALUATION_PROMPT")
+USERRL_SYSTEM_FUNCTIONS = ("generate_response_async", "evaluate_question_coverage_async")
+"""What ``prompt_set="userrl"`` reads from UserRL's ``intentiongym/env/prompts.py``: two user-message
+templates (``str.format``) and the system messages inside two functions."""
+
+
+def _userrl_history(history: Sequence[tuple[str, str]], asker: str, answerer: str, numbered: bool, empty: str) -> str:
+    if not history:
+        return empty
+    return "\n\nPrevious conversation:\n" + _exchanges(history, asker, answerer, numbered)
+
+
 class LLMResponder(LLMRole[str]):
     """Plain-text or JSON replies: a reply without ``{`` is used whole (UserRL behaviour)."""
 
@@ -107,13 +119,35 @@ class LLMResponder(LLMRole[str]):
     json_keys: ClassVar[tuple[str, ...] | None] = None
     max_tokens = 2048
 
-    def __init__(self, model: Any, *, lenient: bool = False, knows_details: bool = True) -> None:
+    def __init__(
+        self,
+        model: Any,
+        *,
+        lenient: bool = False,
+        knows_details: bool = True,
+        templates: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(model, lenient=lenient)
         self.knows_details = knows_details
+        self.templates = templates
 
     def build_messages(
         self, *, question: str, task: IntentionTask, history: Sequence[tuple[str, str]] = (), **_: Any
     ) -> list[dict[str, Any]]:
+        if self.templates is not None:
+            record = task.record() if self.knows_details else {"task": task.task, "category": task.category}
+            user = self.templates["RESPONSE_GENERATION_PROMPT"].format(
+                task=repr(record),
+                category=task.category,
+                question=question,
+                conversation_history=_userrl_history(
+                    history[-3:], "Helper", "You", numbered=False, empty="\n\nThis is the first question."
+                ),
+            )
+            return [
+                {"role": "system", "content": self.templates["generate_response_async"]},
+                {"role": "user", "content": user},
+            ]
         parts = [f"Your request: {task.task}\nCategory: {task.category}"]
         if self.knows_details:
             details = "\n".join(
@@ -159,6 +193,10 @@ class LLMCoverageJudge(LLMRole[list[int]]):
     json_keys: ClassVar[tuple[str, ...] | None] = ("covered_detail_indices",)
     max_tokens = 2048
 
+    def __init__(self, model: Any, *, lenient: bool = False, templates: dict[str, str] | None = None) -> None:
+        super().__init__(model, lenient=lenient)
+        self.templates = templates
+
     def build_messages(
         self,
         *,
@@ -175,6 +213,18 @@ class LLMCoverageJudge(LLMRole[list[int]]):
             )
         else:
             listed = "None - all details have been covered!"
+        if self.templates is not None:
+            user = self.templates["EVALUATION_PROMPT"].format(
+                task=repr(task.record()),
+                category=task.category,
+                question=question,
+                conversation_history=_userrl_history(history[-3:], "Q", "A", numbered=True, empty="None"),
+                details_list=listed,
+            )
+            return [
+                {"role": "system", "content": self.templates["evaluate_question_coverage_async"]},
+                {"role": "user", "content": user},
+            ]
         recent = _exchanges(history[-3:], "Q", "A", numbered=True) or "None"
         user = (
             f"Task: {task.task}\nCategory: {task.category}\n\nRemaining missing details:\n{listed}\n"

@@ -8,8 +8,10 @@ from mimesis_gym.core.actions import ParsedAction
 from mimesis_gym.core.env import ConversationEnv, StepOutcome, clipped_parts
 from mimesis_gym.core.roles import Role
 from mimesis_gym.core.tasks import TaskPack
+from mimesis_gym.envs._userrl import read_prompt_strings, userrl_root
 from mimesis_gym.envs.persuade.roles import (
     STANCES,
+    USERRL_PROMPTS,
     LLMPersuadee,
     LLMStanceJudge,
     PersuadeeState,
@@ -36,6 +38,7 @@ Notes:
 - First analyse the weaknesses of the environment's position, then argue logically, coherently and \
 persuasively."""
 
+USERRL_PROMPTS_FILE = "gyms/PersuadeGym/persuadegym/env/prompts.py"
 OPENING_INSTRUCTION = "Persuade the environment to change its position."
 FINISH_TEXT = "Conversation ended."
 START_STANCE = "Strongly Agree"
@@ -105,8 +108,6 @@ class PersuadeEnv(ConversationEnv[PersuadeTask]):
         **common: Any,
     ) -> None:
         super().__init__(**common)
-        if self.prompt_set != "native":
-            raise ValueError("prompt_set='userrl' is not available for PersuadeGym yet; use 'native'")
         if stance_source not in ("user", "judge"):
             raise ValueError(f"stance_source must be 'user' or 'judge'; got {stance_source!r}")
         self.stance_source = stance_source
@@ -119,10 +120,13 @@ class PersuadeEnv(ConversationEnv[PersuadeTask]):
                 "PersuadeGym's scripted persuadee and stance judge need the original pack's counterpoints; "
                 "with pack='upstream' pass LLM users and judges"
             )
+        templates = None
+        if self.prompt_set == "userrl":
+            templates = read_prompt_strings(userrl_root(self.data_dir) / USERRL_PROMPTS_FILE, USERRL_PROMPTS)
         self.persuadee: Role[tuple[str, str]] = (
             ScriptedPersuadee(max_levels_per_turn)
             if user_model is None
-            else LLMPersuadee(user_model, lenient=self.lenient_parsing)
+            else LLMPersuadee(user_model, lenient=self.lenient_parsing, templates=templates)
         )
         self.stance_judge: Role[str] | None = None
         if stance_source == "judge":

@@ -139,14 +139,34 @@ def _history_blocks(history: Sequence[tuple[str, str]]) -> str:
     )
 
 
+USERRL_PROMPTS = ("PERSUADEE_RESPONSE_SYS", "PERSUADEE_RESPONSE_USER")
+"""Constants of UserRL's ``persuadegym/env/prompts.py`` used by ``prompt_set="userrl"``."""
+
+
 class LLMPersuadee(LLMRole[tuple[str, str]]):
     name: ClassVar[str] = "persuadee"
     json_keys: ClassVar[tuple[str, ...] | None] = ("response", "stance")
     max_tokens = 2048
 
+    def __init__(self, model: Any, *, lenient: bool = False, templates: dict[str, str] | None = None) -> None:
+        super().__init__(model, lenient=lenient)
+        self.templates = templates
+
     def build_messages(
         self, *, argument: str, stance: str, task: PersuadeTask, history: Sequence[tuple[str, str]] = (), **_: Any
     ) -> list[dict[str, Any]]:
+        if self.templates is not None:
+            user = self.templates["PERSUADEE_RESPONSE_USER"].format(
+                statement=task.claim,
+                initial_argument=task.argument,
+                current_stance=stance,
+                conversation_history=_history_blocks(history),
+                latest_argument=argument,
+            )
+            return [
+                {"role": "system", "content": self.templates["PERSUADEE_RESPONSE_SYS"]},
+                {"role": "user", "content": user},
+            ]
         user = (
             f"Statement: {task.claim}\n\nYour initial argument: {task.argument}\n\n"
             f"Your previous stance: {stance}\n\nConversation so far:\n{_history_blocks(history)}\n\n"

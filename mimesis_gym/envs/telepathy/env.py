@@ -7,9 +7,11 @@ from typing import Any, ClassVar
 from mimesis_gym.core.actions import ParsedAction
 from mimesis_gym.core.env import ConversationEnv, StepOutcome, clipped_parts
 from mimesis_gym.core.roles import Role
+from mimesis_gym.envs._userrl import read_prompt_strings, userrl_root
 from mimesis_gym.envs.telepathy.roles import (
     ANSWERER_FALLBACK,
     JUDGE_FALLBACK,
+    USERRL_PROMPTS,
     LLMAnswerer,
     LLMGuessJudge,
     ScriptedAnswerer,
@@ -33,6 +35,7 @@ Notes:
 - The number of turns is limited: ask questions first, then guess.
 - You may guess at any time and more than once."""
 
+USERRL_PROMPTS_FILE = "gyms/TelepathyGym/telepathygym/env/prompts.py"
 OPENING_INSTRUCTION = "Ask yes-or-no questions to find out exactly what it is, then name it."
 FINISH_TEXT = "Game finished."
 
@@ -102,8 +105,6 @@ class TelepathyEnv(ConversationEnv[TelepathyTask]):
         **common: Any,
     ) -> None:
         super().__init__(**common)
-        if self.prompt_set != "native":
-            raise ValueError("prompt_set='userrl' is not available for TelepathyGym yet; use 'native'")
         self.reward_scale = float(reward_scale)
         self.step_penalty = float(step_penalty)
         self.role_models = resolve_role_models(self.user, self.judge, self.user_kwargs)
@@ -114,13 +115,20 @@ class TelepathyEnv(ConversationEnv[TelepathyTask]):
                 "TelepathyGym's scripted answerer needs the original pack's attributes; with pack='upstream' "
                 "pass an LLM user (a scripted guess judge still works: judge='scripted')"
             )
+        templates = None
+        if self.prompt_set == "userrl":
+            templates = read_prompt_strings(userrl_root(self.data_dir) / USERRL_PROMPTS_FILE, USERRL_PROMPTS)
         self.answerer: Role[str] = (
             ScriptedAnswerer(pack)
             if user_model is None
-            else LLMAnswerer(user_model, lenient=self.lenient_parsing, sees_history=answerer_sees_history)
+            else LLMAnswerer(
+                user_model, lenient=self.lenient_parsing, sees_history=answerer_sees_history, templates=templates
+            )
         )
         self.guess_judge: Role[tuple[float, str]] = (
-            ScriptedGuessJudge() if judge_model is None else LLMGuessJudge(judge_model, lenient=self.lenient_parsing)
+            ScriptedGuessJudge()
+            if judge_model is None
+            else LLMGuessJudge(judge_model, lenient=self.lenient_parsing, templates=templates)
         )
         self.best = 0.0
         self._history: list[tuple[str, str]] = []

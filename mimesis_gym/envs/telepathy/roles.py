@@ -10,6 +10,7 @@ from mimesis_gym.core.chat import ChatReply
 from mimesis_gym.core.roles import LLMRole, RoleOutputError, RoleResult, ScriptedRole
 from mimesis_gym.envs._matching import is_negated, norm, norm_tokens
 from mimesis_gym.envs._roles import LLMYesNoRole, format_history
+from mimesis_gym.envs._userrl import fill
 from mimesis_gym.envs.telepathy.tasks import TelepathyPack, TelepathyTask
 
 __all__ = [
@@ -182,17 +183,39 @@ them, without ever revealing the target.
 Answer in a fenced JSON block: ```json\n{"thought": "...", "judgment": "Yes|No", "feedback": "..."}\n```"""
 
 
+USERRL_PROMPTS = ("ACTION_SYS", "ACTION_USER", "ANSWER_SYS", "ANSWER_USER")
+"""Constants of UserRL's ``telepathygym/env/prompts.py`` used by ``prompt_set="userrl"``."""
+
+
+def _userrl_messages(templates: dict[str, str], prefix: str, values: dict[str, str]) -> list[dict[str, Any]]:
+    return [
+        {"role": "system", "content": fill(templates[f"{prefix}_SYS"], values)},
+        {"role": "user", "content": fill(templates[f"{prefix}_USER"], values)},
+    ]
+
+
 class LLMAnswerer(LLMYesNoRole):
     name: ClassVar[str] = "answerer"
     fallback_text: ClassVar[str] = ANSWERER_FALLBACK
 
-    def __init__(self, model: Any, *, lenient: bool = False, sees_history: bool = False) -> None:
+    def __init__(
+        self,
+        model: Any,
+        *,
+        lenient: bool = False,
+        sees_history: bool = False,
+        templates: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(model, lenient=lenient)
         self.sees_history = sees_history
+        self.templates = templates
 
     def build_messages(
         self, *, question: str, task: TelepathyTask, history: tuple[tuple[str, str], ...] = (), **_: Any
     ) -> list[dict[str, Any]]:
+        if self.templates is not None:
+            values = {"<target_entity>": task.target_entity, "<user_question>": question}
+            return _userrl_messages(self.templates, "ACTION", values)
         parts = [f"Target entity: {task.target_entity}"]
         if self.sees_history and history:
             parts.append("Earlier questions and your answers:\n" + format_history(history, "Player", "You"))
@@ -205,7 +228,14 @@ class LLMGuessJudge(LLMRole[tuple[float, str]]):
     json_keys: ClassVar[tuple[str, ...] | None] = ("judgment", "feedback")
     max_tokens = 2048
 
+    def __init__(self, model: Any, *, lenient: bool = False, templates: dict[str, str] | None = None) -> None:
+        super().__init__(model, lenient=lenient)
+        self.templates = templates
+
     def build_messages(self, *, guess: str, task: TelepathyTask, **_: Any) -> list[dict[str, Any]]:
+        if self.templates is not None:
+            values = {"<target_entity>": task.target_entity, "<user_guess>": guess}
+            return _userrl_messages(self.templates, "ANSWER", values)
         user = f"Target entity: {task.target_entity}\n\nThe player's guess: {guess}"
         return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}]
 

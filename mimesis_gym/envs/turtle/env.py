@@ -7,7 +7,15 @@ from typing import Any, ClassVar
 from mimesis_gym.core.actions import ParsedAction
 from mimesis_gym.core.env import ConversationEnv, StepOutcome, clipped_parts
 from mimesis_gym.core.roles import Role
-from mimesis_gym.envs.turtle.roles import FALLBACK_TEXT, LLMOracle, LLMRubric, ScriptedOracle, ScriptedRubric
+from mimesis_gym.envs._userrl import read_prompt_strings, userrl_root
+from mimesis_gym.envs.turtle.roles import (
+    FALLBACK_TEXT,
+    USERRL_PROMPTS,
+    LLMOracle,
+    LLMRubric,
+    ScriptedOracle,
+    ScriptedRubric,
+)
 from mimesis_gym.envs.turtle.tasks import TurtlePack, TurtleTask, load_original_pack, load_upstream_pack
 from mimesis_gym.users.registry import resolve_role_models
 
@@ -28,6 +36,7 @@ Notes:
 - The number of turns is limited.
 - Ask questions to test your hypotheses, then answer. You may answer at any time and more than once."""
 
+USERRL_PROMPTS_FILE = "gyms/TurtleGym/turtlegym/env/prompts.py"
 OPENING_INSTRUCTION = "Ask yes-or-no questions to uncover the hidden story behind this surface, then tell it."
 FINISH_TEXT = "The game is over."
 
@@ -108,8 +117,6 @@ class TurtleEnv(ConversationEnv[TurtleTask]):
         **common: Any,
     ) -> None:
         super().__init__(**common)
-        if self.prompt_set != "native":
-            raise ValueError("prompt_set='userrl' is not available for TurtleGym yet; use 'native'")
         self.success_threshold = float(success_threshold)
         self.success_epsilon = float(success_epsilon)
         self.step_penalty = float(step_penalty)
@@ -121,13 +128,20 @@ class TurtleEnv(ConversationEnv[TurtleTask]):
                 "TurtleGym's scripted oracle and rubric need the original pack's facts and keywords; "
                 "with pack='upstream' pass LLM users and judges (user=<alias>, judge=None or an alias)"
             )
+        templates = None
+        if self.prompt_set == "userrl":
+            templates = read_prompt_strings(userrl_root(self.data_dir) / USERRL_PROMPTS_FILE, USERRL_PROMPTS)
         self.oracle: Role[str] = (
             ScriptedOracle()
             if user_model is None
-            else LLMOracle(user_model, lenient=self.lenient_parsing, sees_history=oracle_sees_history)
+            else LLMOracle(
+                user_model, lenient=self.lenient_parsing, sees_history=oracle_sees_history, templates=templates
+            )
         )
         self.rubric: Role[list[float]] = (
-            ScriptedRubric() if judge_model is None else LLMRubric(judge_model, lenient=self.lenient_parsing)
+            ScriptedRubric()
+            if judge_model is None
+            else LLMRubric(judge_model, lenient=self.lenient_parsing, templates=templates)
         )
         self.best = 0.0
         self._history: list[tuple[str, str]] = []

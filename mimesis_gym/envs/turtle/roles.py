@@ -10,6 +10,7 @@ from mimesis_gym.core.chat import ChatReply
 from mimesis_gym.core.roles import LLMRole, RoleOutputError, RoleResult, ScriptedRole
 from mimesis_gym.envs._matching import is_negated, spec_matches
 from mimesis_gym.envs._roles import LLMYesNoRole, format_history
+from mimesis_gym.envs._userrl import fill
 from mimesis_gym.envs.turtle.tasks import Criterion, Fact, TurtleTask
 
 __all__ = [
@@ -89,17 +90,39 @@ Answer in a fenced JSON block: ```json\n{"scores": [{"statement": "...", "though
 "feedback": "..."}\n```"""
 
 
+USERRL_PROMPTS = ("ACTION_SYS", "ACTION_USER", "ANSWER_SYS", "ANSWER_USER")
+"""Constants of UserRL's ``turtlegym/env/prompts.py`` used by ``prompt_set="userrl"``."""
+
+
+def _protocol(task: TurtleTask) -> str:
+    return json.dumps([{"statement": c.statement} for c in task.criteria], indent=4, ensure_ascii=False)
+
+
 class LLMOracle(LLMYesNoRole):
     name: ClassVar[str] = "oracle"
     fallback_text: ClassVar[str] = FALLBACK_TEXT
 
-    def __init__(self, model: Any, *, lenient: bool = False, sees_history: bool = False) -> None:
+    def __init__(
+        self,
+        model: Any,
+        *,
+        lenient: bool = False,
+        sees_history: bool = False,
+        templates: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(model, lenient=lenient)
         self.sees_history = sees_history
+        self.templates = templates
 
     def build_messages(
         self, *, question: str, task: TurtleTask, history: Sequence[tuple[str, str]] = (), **_: Any
     ) -> list[dict[str, Any]]:
+        if self.templates is not None:
+            values = {"<surface>": task.surface, "<bottom>": task.bottom, "<query>": question}
+            return [
+                {"role": "system", "content": fill(self.templates["ACTION_SYS"], values)},
+                {"role": "user", "content": fill(self.templates["ACTION_USER"], values)},
+            ]
         parts = [f"Surface: {task.surface}", f"Bottom: {task.bottom}"]
         if self.sees_history and history:
             parts.append("Earlier questions and your answers:\n" + format_history(history, "Player", "You"))
@@ -112,8 +135,18 @@ class LLMRubric(LLMRole[list[float]]):
     json_keys: ClassVar[tuple[str, ...] | None] = ("scores",)
     max_tokens = 2048
 
+    def __init__(self, model: Any, *, lenient: bool = False, templates: dict[str, str] | None = None) -> None:
+        super().__init__(model, lenient=lenient)
+        self.templates = templates
+
     def build_messages(self, *, story: str, task: TurtleTask, **_: Any) -> list[dict[str, Any]]:
-        protocol = json.dumps([{"statement": c.statement} for c in task.criteria], indent=4, ensure_ascii=False)
+        protocol = _protocol(task)
+        if self.templates is not None:
+            values = {"<protocol>": protocol, "<surface>": task.surface, "<bottom>": task.bottom, "<user>": story}
+            return [
+                {"role": "system", "content": fill(self.templates["ANSWER_SYS"], values)},
+                {"role": "user", "content": fill(self.templates["ANSWER_USER"], values)},
+            ]
         user = (
             f"Surface: {task.surface}\n\nBottom: {task.bottom}\n\nThe player's story: {story}\n\n"
             f"Evaluation protocol:\n{protocol}"
