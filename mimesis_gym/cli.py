@@ -120,6 +120,78 @@ def _cmd_serve_user(args: argparse.Namespace) -> int:
     return serve_user_main(command, print_only=args.print, wait_s=args.wait)
 
 
+def _parse_env_args(items: list[str]) -> dict[str, dict[str, Any]]:
+    import json as _json
+
+    parsed: dict[str, dict[str, Any]] = {}
+    for item in items:
+        target, _, value = item.partition("=")
+        env, _, key = target.partition(".")
+        if not env or not key or not _:
+            raise SystemExit(f"mimesis-gym eval: --env-arg wants ENV.KEY=VALUE, got {item!r}")
+        try:
+            parsed.setdefault(env, {})[key] = _json.loads(value)
+        except ValueError:
+            parsed.setdefault(env, {})[key] = value
+    return parsed
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    import asyncio
+    import datetime as dt
+    import json as _json
+    from pathlib import Path
+
+    from mimesis_gym.evaluation.runner import EvalConfig, run_eval
+
+    out = (
+        Path(args.out) if args.out else Path("runs") / dt.datetime.now(dt.timezone.utc).strftime("eval-%Y%m%dT%H%M%SZ")
+    )
+    if args.resume:
+        if not (out / "run.json").is_file():
+            raise SystemExit("mimesis-gym eval: --resume needs --out pointing at an earlier run")
+        config = EvalConfig.model_validate(_json.loads((out / "run.json").read_text())["config"])
+    else:
+        if out.exists() and any(out.iterdir()):
+            raise SystemExit(f"mimesis-gym eval: {out} is not empty (use --resume to continue it)")
+        demo = args.agent == "tiny" and args.limit is None
+        config = EvalConfig(
+            envs=[e.strip() for e in args.envs.split(",")] if args.envs and args.envs != "all" else EvalConfig().envs,
+            agents=[a.strip() for a in args.agent.split(",")],
+            users=[u.strip() for u in args.users.split(",")],
+            judge=args.judge,
+            trials=args.trials,
+            seed=args.seed,
+            split=args.split,
+            limit=2 if demo else args.limit,
+            max_turns=8 if demo and args.max_turns is None else (args.max_turns or 16),
+            concurrency=args.concurrency,
+            agent_concurrency=args.agent_concurrency,
+            user_concurrency=args.user_concurrency,
+            step_timeout=args.step_timeout,
+            agent_max_tokens=64 if demo and args.agent_max_tokens is None else (args.agent_max_tokens or 2048),
+            temperature=args.temperature,
+            role_max_tokens=args.role_max_tokens,
+            user_failures=args.user_failures,
+            privileged=args.privileged,
+            env_args=_parse_env_args(args.env_arg or []),
+        )
+        if demo:
+            print(
+                f"embedded defaults: tiny agent, {config.limit} tasks per env, agent max_tokens "
+                f"{config.agent_max_tokens}, {config.max_turns} turns (lift with --limit, --agent-max-tokens, "
+                "--max-turns)",
+                file=sys.stderr,
+            )
+    try:
+        _, counts = asyncio.run(run_eval(config, out, resume=args.resume, progress=not args.no_progress, argv=sys.argv))
+    except ValueError as error:
+        raise SystemExit(f"mimesis-gym eval: {error}") from None
+    print((out / "summary.md").read_text(encoding="utf-8"), end="")
+    print(f"results in {out}", file=sys.stderr)
+    return 3 if counts.get("agent_error") or counts.get("env_error") else 0
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -182,6 +254,31 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--print", action="store_true", help="print the command and exit")
     serve.add_argument("--wait", type=float, default=900.0, help="health wait in seconds (default 900)")
     serve.set_defaults(run=_cmd_serve_user)
+
+    ev = commands.add_parser("eval", help="score agents across envs and users (the paper's protocol)")
+    ev.add_argument("--envs", help="short env names, comma-separated, or all (default: every registered env)")
+    ev.add_argument("--agent", default="tiny", help="agent aliases, comma-separated (default: tiny)")
+    ev.add_argument("--users", default="scripted", help="user aliases, comma-separated (default: scripted)")
+    ev.add_argument("--judge", help="judge alias for every user (default: each user judges itself)")
+    ev.add_argument("--trials", type=int, default=1)
+    ev.add_argument("--seed", type=int, default=0)
+    ev.add_argument("--split", default="test")
+    ev.add_argument("--limit", type=int, help="tasks per env")
+    ev.add_argument("--max-turns", type=int)
+    ev.add_argument("--concurrency", type=int, default=8)
+    ev.add_argument("--agent-concurrency", type=int)
+    ev.add_argument("--user-concurrency", type=int)
+    ev.add_argument("--step-timeout", type=float, default=120.0)
+    ev.add_argument("--agent-max-tokens", type=int)
+    ev.add_argument("--temperature", type=float, default=0.0, help="agent temperature")
+    ev.add_argument("--role-max-tokens", type=int, help="cap on every user/judge call's max_tokens")
+    ev.add_argument("--user-failures", choices=["exclude", "include"], default="exclude")
+    ev.add_argument("--privileged", action="store_true", help="store thought records in the records")
+    ev.add_argument("--env-arg", action="append", help="ENV.KEY=VALUE passed to that env (repeatable)")
+    ev.add_argument("--out", help="output directory (default runs/eval-<UTC time>)")
+    ev.add_argument("--resume", action="store_true", help="continue the run in --out")
+    ev.add_argument("--no-progress", action="store_true")
+    ev.set_defaults(run=_cmd_eval)
 
     report = commands.add_parser("report", help="summary tables (Avg, MR) from a table of env scores")
     report.add_argument("--from-scores", metavar="FILE.csv", help="columns user, agent, the eight envs (×100)")

@@ -1,5 +1,7 @@
 """Agent policies for rollouts and evaluation (evaluation.md §3)."""
 
+from mimesis_gym.agents.base import Agent, AgentTurn, Conversation
 from mimesis_gym.agents.oracle import OracleAgent, run_oracle_episode
+from mimesis_gym.agents.registry import make_agent
 
-__all__ = ["OracleAgent", "run_oracle_episode"]
+__all__ = ["Agent", "AgentTurn", "Conversation", "OracleAgent", "make_agent", "run_oracle_episode"]

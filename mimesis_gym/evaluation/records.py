@@ -1,0 +1,74 @@
+"""Evaluation records (evaluation.md §1.4): one JSON object per finished episode."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = ["EpisodeRecord", "StepRecord", "UserFailureRecord", "unit_key"]
+
+Status = Literal["ok", "user_failure", "agent_error", "env_error"]
+
+
+def unit_key(agent: str, user: str, env_id: str, task_id: str, trial: int, seed: int) -> str:
+    """``agent|user|env_id|task_id|trial|seed``: the identity of a work unit."""
+    return f"{agent}|{user}|{env_id}|{task_id}|{trial}|{seed}"
+
+
+class StepRecord(BaseModel):
+    turn: int
+    action_kind: str | None
+    content: str
+    valid_action: bool
+    observation: str
+    reward: float
+    reward_parts: dict[str, Any]
+    terminated: bool
+    truncated: bool
+    user_failure: str | None
+    agent_latency_s: float = 0.0
+    step_latency_s: float = 0.0
+
+
+class UserFailureRecord(BaseModel):
+    turn: int
+    role: str
+    kind: str
+    info_kind: str
+    detail: str = ""
+    attempts: int = 0
+    status: int | None = None
+
+
+class EpisodeRecord(BaseModel):
+    """A finished episode; the last record of a key wins."""
+
+    schema_version: int = 1
+    run_id: str
+    agent: str
+    user: str
+    judge: str
+    env_id: str
+    env: str
+    task_id: str
+    trial: int
+    seed: int
+    key: str
+    status: Status
+    steps: list[StepRecord] = Field(default_factory=list)
+    rewards: list[float] = Field(default_factory=list)
+    n_turns: int = 0
+    terminated: bool = False
+    truncated: bool = False
+    score_context: dict[str, Any] = Field(default_factory=dict)
+    episode_score: float = 0.0
+    user_failures: list[UserFailureRecord] = Field(default_factory=list)
+    usage: dict[str, Any] = Field(default_factory=dict)
+    transcript: list[dict[str, Any]] = Field(default_factory=list)
+    privileged: dict[str, Any] | None = None
+    error: str | None = None
+    started_at: str = ""
+    finished_at: str = ""
+    duration_s: float = 0.0
+    worker: str = ""

@@ -1,0 +1,438 @@
+"""The async episode runner (evaluation.md §1): plan, one coroutine per episode, crash-safe records.
+
+Every (agent, user) pair × env × task × trial is a work unit with a stable key. Episodes run as
+asyncio coroutines under separate limits for episodes in flight, agent calls and role calls; each
+finished episode is appended and fsynced to ``episodes.jsonl`` at once, so a killed run resumes
+without loss (``resume=True`` skips finished keys and repairs a torn last line).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import hashlib
+import json
+import logging
+import os
+import platform
+import sys
+import time
+import traceback
+import uuid
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import gymnasium as gym
+from pydantic import BaseModel, Field
+
+import mimesis_gym
+from mimesis_gym.agents.registry import make_agent
+from mimesis_gym.core.chat import ChatReply, current_call_context
+from mimesis_gym.core.jsonfix import JSONCoercionError, coerce_json
+from mimesis_gym.envs import ENV_IDS, SHORT_NAMES
+from mimesis_gym.evaluation.aggregate import ENV_COLUMNS, env_score, mean_ranks, task_scores, weighted_avg
+from mimesis_gym.evaluation.records import EpisodeRecord, StepRecord, UserFailureRecord, unit_key
+from mimesis_gym.evaluation.report import Section, SummaryRow, write_summary
+from mimesis_gym.evaluation.store import ResultsStore
+from mimesis_gym.users.registry import make_chat_model, resolve_user
+
+__all__ = ["EvalConfig", "WorkUnit", "build_plan", "run_eval", "summarise"]
+
+logger = logging.getLogger(__name__)
+
+
+class EvalConfig(BaseModel):
+    """Everything that defines a run; stored in ``run.json`` and reused by ``--resume``."""
+
+    envs: list[str] = Field(default_factory=lambda: [e for e in ENV_COLUMNS if e in SHORT_NAMES.values()])
+    agents: list[str] = Field(default_factory=lambda: ["tiny"])
+    users: list[str] = Field(default_factory=lambda: ["scripted"])
+    judge: str | None = Field(None, description="None: each user judges itself (J-self)")
+    trials: int = 1
+    seed: int = 0
+    split: str = "test"
+    limit: int | None = None
+    max_turns: int = 16
+    concurrency: int = 8
+    agent_concurrency: int | None = None
+    user_concurrency: int | None = None
+    step_timeout: float = 120.0
+    agent_max_tokens: int = 2048
+    temperature: float = 0.0
+    role_max_tokens: int | None = None
+    user_failures: Literal["exclude", "include"] = "exclude"
+    privileged: bool = False
+    env_args: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+class WorkUnit(BaseModel):
+    agent: str
+    user: str
+    env_id: str
+    env: str
+    task_id: str
+    trial: int
+    seed: int
+
+    @property
+    def key(self) -> str:
+        return unit_key(self.agent, self.user, self.env_id, self.task_id, self.trial, self.seed)
+
+
+def _env_id(short: str) -> str:
+    by_short = {name: env_id for env_id, name in SHORT_NAMES.items()}
+    if short in by_short:
+        return by_short[short]
+    if short in ENV_IDS:
+        return short
+    raise ValueError(f"unknown env {short!r}; known: {', '.join(by_short)}")
+
+
+def build_plan(config: EvalConfig) -> tuple[list[WorkUnit], dict[str, int]]:
+    """Every unit in order (pair × env in column order × task × trial) and the planned task counts."""
+    ordered = sorted(
+        (_env_id(e) for e in config.envs),
+        key=lambda i: ENV_COLUMNS.index(SHORT_NAMES[i]) if SHORT_NAMES[i] in ENV_COLUMNS else len(ENV_COLUMNS),
+    )
+    tasks: dict[str, list[str]] = {}
+    for env_id in ordered:
+        env = gym.make(env_id, **config.env_args.get(SHORT_NAMES[env_id], {}))
+        pool = env.unwrapped.task_pack.pool(config.split)  # type: ignore[attr-defined]
+        tasks[env_id] = [task.id for task in pool][: config.limit]
+        env.close()
+    units = [
+        WorkUnit(
+            agent=agent,
+            user=user,
+            env_id=env_id,
+            env=SHORT_NAMES[env_id],
+            task_id=task_id,
+            trial=trial,
+            seed=config.seed + trial,
+        )
+        for agent in config.agents
+        for user in config.users
+        for env_id in ordered
+        for task_id in tasks[env_id]
+        for trial in range(config.trials)
+    ]
+    return units, {SHORT_NAMES[env_id]: len(ids) for env_id, ids in tasks.items()}
+
+
+class _LimitedModel:
+    """A shared user/judge chat model behind a semaphore, recording every call per episode."""
+
+    def __init__(self, model: Any, semaphore: asyncio.Semaphore) -> None:
+        self.model = model
+        self.semaphore = semaphore
+        self.calls: dict[str, list[tuple[str, int, ChatReply, int | None]]] = defaultdict(list)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.model, name)
+
+    async def chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> ChatReply:
+        async with self.semaphore:
+            reply = await self.model.chat(messages, **kwargs)
+        context = current_call_context()
+        tier = None
+        if kwargs.get("json_keys") and reply.failure is None:
+            try:
+                tier = coerce_json(reply.text, kwargs["json_keys"]).tier
+            except JSONCoercionError:
+                tier = None
+        self.calls[context.episode_id or ""].append((context.role or "?", context.turn, reply, tier))
+        return reply
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+async def _run_unit(
+    unit: WorkUnit,
+    config: EvalConfig,
+    run_id: str,
+    agent: Any,
+    users: dict[str, Any],
+    judge: Any,
+    agent_semaphore: asyncio.Semaphore,
+) -> EpisodeRecord:
+    """Play one unit to its end; never raises for agent, user or env problems (they become statuses)."""
+    started, clock = _now(), time.perf_counter()
+    episode_id = hashlib.sha1(unit.key.encode()).hexdigest()[:16]
+    user_model = users[unit.user]
+    kwargs: dict[str, Any] = dict(config.env_args.get(unit.env, {}))
+    if config.role_max_tokens is not None:
+        kwargs["role_max_tokens"] = config.role_max_tokens
+    record = EpisodeRecord(
+        run_id=run_id,
+        agent=unit.agent,
+        user=unit.user,
+        judge=config.judge or "self",
+        env_id=unit.env_id,
+        env=unit.env,
+        task_id=unit.task_id,
+        trial=unit.trial,
+        seed=unit.seed,
+        key=unit.key,
+        status="ok",
+        started_at=started,
+        worker=f"{platform.node()}:{os.getpid()}",
+    )
+    env = None
+    try:
+        env = gym.make(
+            unit.env_id,
+            user=user_model if user_model is not None else "scripted",
+            judge=judge,
+            privileged=config.privileged,
+            **kwargs,
+        ).unwrapped
+        obs, info = await env.areset(seed=unit.seed, options={"task_id": unit.task_id, "episode_id": episode_id})
+        conv = agent.start(env.system_prompt, env.tools, env.opening_messages)
+        conv.env = env
+        record.score_context = env.score_context()
+        for turn in range(config.max_turns):
+            agent_clock = time.perf_counter()
+            async with agent_semaphore:
+                decision = await agent.act(conv, seed=unit.seed * 1000 + turn)
+            agent_latency = time.perf_counter() - agent_clock
+            if decision.failure is not None:
+                if decision.failure.kind != "context_length":
+                    record.status = "agent_error"
+                    record.error = f"agent: {decision.failure.kind}: {decision.failure.detail}"
+                break
+            step_clock = time.perf_counter()
+            try:
+                obs, reward, terminated, _, info = await asyncio.wait_for(
+                    env.astep(decision.action), timeout=config.step_timeout
+                )
+            except asyncio.TimeoutError:
+                record.status = "user_failure"
+                record.user_failures.append(
+                    UserFailureRecord(turn=turn + 1, role="env", kind="step_timeout", info_kind="timeout")
+                )
+                break
+            truncated = not terminated and turn + 1 >= config.max_turns
+            agent.observe(conv, decision, obs)
+            record.steps.append(
+                StepRecord(
+                    turn=info["turn"],
+                    action_kind=info["action_kind"],
+                    content=_content(decision.action),
+                    valid_action=info["valid_action"],
+                    observation=obs,
+                    reward=reward,
+                    reward_parts=info["reward_parts"],
+                    terminated=terminated,
+                    truncated=truncated,
+                    user_failure=info["user_failure"],
+                    agent_latency_s=agent_latency,
+                    step_latency_s=time.perf_counter() - step_clock,
+                )
+            )
+            record.episode_score = info["episode_score"]
+            if info["user_failure"] and record.status == "ok":
+                record.status = "user_failure"
+            if terminated or truncated:
+                record.terminated, record.truncated = terminated, truncated
+                break
+        record.transcript = list(conv.messages)
+        if config.privileged:
+            record.privileged = {"thoughts": [t.to_dict() for t in env.thought_records]}
+    except Exception as error:  # the env broke: reported apart, run again on resume
+        record.status = "env_error"
+        frame = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
+        where = f" at {frame.filename}:{frame.lineno}" if frame else ""
+        record.error = f"{type(error).__name__}: {error}{where}"[:500]
+    finally:
+        if env is not None:
+            env.close()
+    record.rewards = [step.reward for step in record.steps]
+    record.n_turns = len(record.steps)
+    _collect_role_calls(record, [m for m in (user_model, judge) if isinstance(m, _LimitedModel)], episode_id)
+    record.finished_at = _now()
+    record.duration_s = time.perf_counter() - clock
+    return record
+
+
+def _content(action: Any) -> str:
+    if isinstance(action, dict):
+        content = action.get("content", "")
+        return content if isinstance(content, str) else json.dumps(content)
+    text = str(action).strip()
+    if text.startswith("[") and "]" in text:
+        return text[text.index("]") + 1 :].strip()
+    return text
+
+
+def _collect_role_calls(record: EpisodeRecord, models: Sequence[_LimitedModel], episode_id: str) -> None:
+    usage: dict[str, dict[str, Any]] = {}
+    seen: set[int] = set()
+    for model in models:
+        if id(model) in seen:
+            continue
+        seen.add(id(model))
+        for role, turn, reply, tier in model.calls.pop(episode_id, []):
+            entry = usage.setdefault(
+                role,
+                {
+                    "calls": 0,
+                    "attempts": 0,
+                    "prompt_tokens": 0,
+                    "completion_tokens": 0,
+                    "reasoning_tokens": 0,
+                    "seconds": 0.0,
+                    "json_tiers": {},
+                },
+            )
+            entry["calls"] += 1
+            entry["attempts"] += reply.usage.attempts
+            entry["prompt_tokens"] += reply.usage.prompt_tokens
+            entry["completion_tokens"] += reply.usage.completion_tokens
+            entry["reasoning_tokens"] += reply.usage.reasoning_tokens
+            entry["seconds"] += reply.usage.latency_s
+            if tier is not None:
+                entry["json_tiers"][str(tier)] = entry["json_tiers"].get(str(tier), 0) + 1
+            if reply.failure is not None:
+                record.user_failures.append(
+                    UserFailureRecord(
+                        turn=turn,
+                        role=role,
+                        kind=reply.failure.kind,
+                        info_kind=reply.failure.info_kind,
+                        detail=reply.failure.detail,
+                        attempts=reply.failure.attempts,
+                        status=reply.failure.status,
+                    )
+                )
+    record.usage = usage
+
+
+def summarise(records: Sequence[EpisodeRecord], planned: dict[str, int], mode: str, judge: str | None) -> list[Section]:
+    """Sections (one per user) of rows (one per agent) scored with the paper's protocol."""
+    by_pair: dict[tuple[str, str], dict[str, list[tuple[str, float]]]] = defaultdict(lambda: defaultdict(list))
+    users: list[str] = []
+    agents: list[str] = []
+    for record in records:
+        if record.user not in users:
+            users.append(record.user)
+        if record.agent not in agents:
+            agents.append(record.agent)
+        excluded = record.status != "ok" if mode == "exclude" else False
+        if not excluded:
+            by_pair[(record.user, record.agent)][record.env].append((record.task_id, record.episode_score))
+    sections = []
+    for user in users:
+        values = {
+            agent: {
+                column: (
+                    None
+                    if not by_pair[(user, agent)].get(column)
+                    else env_score(task_scores(by_pair[(user, agent)][column])) * 100
+                )  # type: ignore[operator]
+                for column in ENV_COLUMNS
+                if column in planned
+            }
+            for agent in agents
+        }
+        ranks = mean_ranks(values, [c for c in ENV_COLUMNS if c in planned])
+        rows = []
+        for agent in agents:
+            avg, partial = weighted_avg(values[agent], planned)
+            mr, mr_partial = ranks[agent]
+            rows.append(
+                SummaryRow(
+                    agent=agent,
+                    label=agent,
+                    scores=values[agent],
+                    avg=avg,
+                    avg_partial=partial,
+                    mr=mr,
+                    mr_partial=mr_partial,
+                )
+            )
+        sections.append(Section(user=resolve_user(user).label if user else user, judge=judge or "self", rows=rows))
+    return sections
+
+
+def _write_run_json(out: Path, meta: dict[str, Any]) -> None:
+    tmp = out / "run.json.tmp"
+    tmp.write_text(json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, out / "run.json")
+
+
+async def run_eval(
+    config: EvalConfig, out: Path, *, resume: bool = False, progress: bool = True, argv: Sequence[str] = ()
+) -> tuple[list[Section], dict[str, int]]:
+    """Run (or resume) an evaluation into ``out``; returns the summary sections and status counts."""
+    out.mkdir(parents=True, exist_ok=True)
+    store = ResultsStore(out / "episodes.jsonl")
+    units, planned = build_plan(config)
+    meta: dict[str, Any]
+    if resume:
+        meta = json.loads((out / "run.json").read_text(encoding="utf-8"))
+        store.repair()
+        meta.setdefault("resumes", [])
+    else:
+        meta = {"schema_version": 1, "run_id": uuid.uuid4().hex, "created_at": _now(), "resumes": []}
+    meta.update(
+        status="running", command=list(argv), config=config.model_dump(mode="json"),
+        plan={"units": len(units), "tasks": planned, "agents": config.agents, "users": config.users},
+        versions={"mimesis_gym": mimesis_gym.__version__, "python": sys.version.split()[0],
+                  "gymnasium": gym.__version__},
+        host={"platform": platform.platform(), "cpus": os.cpu_count()},
+    )  # fmt: skip
+    finished = store.finished_keys()
+    todo = [unit for unit in units if unit.key not in finished]
+    if resume:
+        meta["resumes"].append({"at": _now(), "skipped": len(units) - len(todo), "run": len(todo)})
+    _write_run_json(out, meta)
+
+    user_semaphore = asyncio.Semaphore(config.user_concurrency or 2 * config.concurrency)
+    agent_semaphore = asyncio.Semaphore(config.agent_concurrency or config.concurrency)
+    episode_semaphore = asyncio.Semaphore(config.concurrency)
+    users: dict[str, Any] = {}
+    for alias in config.users:
+        model = make_chat_model(alias)
+        users[alias] = None if model is None else _LimitedModel(model, user_semaphore)
+    judge: Any = None  # J-self: the user's model judges (scripted users get scripted judges)
+    if config.judge is not None:
+        judge_model = make_chat_model(config.judge)
+        judge = "scripted" if judge_model is None else _LimitedModel(judge_model, user_semaphore)
+    agents = {
+        alias: make_agent(alias, max_tokens=config.agent_max_tokens, temperature=config.temperature)
+        for alias in config.agents
+    }
+    bar = None
+    if progress and sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(units), initial=len(units) - len(todo), desc="episodes", file=sys.stderr)
+    counts: dict[str, int] = defaultdict(int)
+
+    async def one(unit: WorkUnit) -> None:
+        async with episode_semaphore:
+            record = await _run_unit(unit, config, meta["run_id"], agents[unit.agent], users, judge, agent_semaphore)
+        await store.append(record)
+        counts[record.status] += 1
+        if bar is not None:
+            bar.update(1)
+
+    try:
+        await asyncio.gather(*(one(unit) for unit in todo))
+    finally:
+        if bar is not None:
+            bar.close()
+    records = list(store.latest().values())
+    sections = summarise(records, planned, config.user_failures, config.judge)
+    write_summary(out, sections, mode=config.user_failures, weights=planned)
+    totals: dict[str, int] = defaultdict(int)
+    for record in records:
+        totals[record.status] += 1
+    errors = totals.get("agent_error", 0) + totals.get("env_error", 0)
+    meta.update(status="complete_with_errors" if errors else "complete", finished_at=_now(), counts=dict(totals))
+    _write_run_json(out, meta)
+    return sections, dict(totals)

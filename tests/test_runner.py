@@ -1,0 +1,166 @@
+"""The evaluation runner (evaluation.md §1, acceptance tests 1, 5-8) with scripted agents and users."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from mimesis_gym.core.scoring import episode_score
+from mimesis_gym.evaluation.runner import EvalConfig, build_plan, run_eval
+from mimesis_gym.evaluation.store import ResultsStore
+from mimesis_gym.users.registry import register_user
+from tests.support.chat_models import ScriptedChatModel, refusal
+
+VOLATILE = {"run_id", "worker", "started_at", "finished_at", "duration_s"}
+
+
+def run(config, out, **kwargs):
+    import asyncio
+
+    return asyncio.run(run_eval(config, out, progress=False, **kwargs))
+
+
+def stable(records):
+    result = {}
+    for record in records:
+        data = record.model_dump(exclude=VOLATILE)
+        for step in data["steps"]:
+            step.pop("agent_latency_s")
+            step.pop("step_latency_s")
+        result[record.key] = data
+    return result
+
+
+def test_episode_scores_on_hand_written_records():
+    assert episode_score("turtle", [{"reward": r} for r in (0, 0, 0.5, 0)]) == 0.5
+    assert episode_score("intention", [{"reward": r} for r in (0.7, 1.0, 0.4, 0.4)]) == pytest.approx(2.5)
+    travel = [
+        ("search", "x", 0.2),
+        ("answer", "A2", 0.6),
+        ("answer", "A1", 1.0),
+        ("answer", "B4", 0.2),
+        ("answer", "", 0.0),
+        ("action", "y", 0.0),
+    ]
+    steps = [{"action_kind": k, "content": c, "reward": r} for k, c, r in travel]
+    assert episode_score("travel", steps, {"n_aspects": 3}) == pytest.approx(0.4)
+
+
+def test_plan_order_and_keys():
+    config = EvalConfig(envs=["function", "turtle"], agents=["oracle"], limit=2, trials=2, seed=5)
+    units, planned = build_plan(config)
+    assert planned == {"turtle": 2, "function": 2}
+    assert [u.env for u in units][:4] == ["turtle"] * 4  # column order: travel, turtle, function, …
+    assert units[0].key == f"oracle|scripted|mimesis/TurtleGym-v0|{units[0].task_id}|0|5"
+    assert units[1].seed == 6
+
+
+def test_smoke_writes_every_output_file(tmp_path):
+    sections, counts = run(EvalConfig(envs=["turtle", "function"], agents=["scripted:noop"], limit=1), tmp_path)
+    assert counts == {"ok": 2}
+    for name in ("episodes.jsonl", "run.json", "summary.json", "summary.csv", "summary.md"):
+        assert (tmp_path / name).is_file(), name
+    meta = json.loads((tmp_path / "run.json").read_text())
+    assert meta["status"] == "complete" and meta["plan"]["units"] == 2
+
+
+def test_oracle_scores_the_maximum_and_records_recompute(tmp_path):
+    sections, _ = run(EvalConfig(envs=["function", "intention"], agents=["oracle"], limit=3), tmp_path)
+    row = sections[0].rows[0]
+    assert row.scores["function"] == pytest.approx(100.0)
+    for record in ResultsStore(tmp_path / "episodes.jsonl").read():
+        assert record.status == "ok" and record.terminated
+        assert episode_score(record.env, [s.model_dump() for s in record.steps], record.score_context) == pytest.approx(
+            record.episode_score
+        )
+
+
+def test_runs_are_deterministic(tmp_path):
+    config = EvalConfig(envs=["turtle", "persuade"], agents=["scripted:random"], limit=2, trials=2, max_turns=5)
+    run(config, tmp_path / "a")
+    run(config, tmp_path / "b")
+    first = stable(ResultsStore(tmp_path / "a" / "episodes.jsonl").read())
+    second = stable(ResultsStore(tmp_path / "b" / "episodes.jsonl").read())
+    assert first == second and len(first) == 8
+
+
+def test_user_failures_are_recorded_and_reported_apart(tmp_path, clean_user_registry):
+    register_user("always-refuses", lambda **_: ScriptedChatModel([refusal()], suspend=False))
+    config = EvalConfig(
+        envs=["persuade"], agents=["oracle"], users=["always-refuses", "scripted"], limit=2, max_turns=3
+    )
+    sections, counts = run(config, tmp_path)
+    assert counts == {"user_failure": 2, "ok": 2}
+    records = [r for r in ResultsStore(tmp_path / "episodes.jsonl").read() if r.user == "always-refuses"]
+    assert all(r.status == "user_failure" for r in records)
+    assert all(step.user_failure == "persuadee:refusal" for r in records for step in r.steps)
+    assert {f.kind for r in records for f in r.user_failures} == {"refusal"}
+    refusing, scripted = sections
+    assert refusing.rows[0].scores["persuade"] is None  # exclude mode: not measured
+    assert scripted.rows[0].scores["persuade"] == pytest.approx(50.0, abs=0.01)  # 3 turns of the oracle
+    config.user_failures = "include"
+    sections, _ = run(config, tmp_path, resume=True)
+    assert sections[0].rows[0].scores["persuade"] == 0.0
+
+
+def test_resume_after_sigkill_with_a_torn_line(tmp_path):
+    out = tmp_path / "run"
+    command = [
+        sys.executable,
+        "-m",
+        "mimesis_gym.cli",
+        "eval",
+        "--envs",
+        "turtle,function",
+        "--agent",
+        "scripted:random:0.05",
+        "--limit",
+        "4",
+        "--trials",
+        "2",
+        "--concurrency",
+        "2",
+        "--max-turns",
+        "4",
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    episodes = out / "episodes.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if episodes.exists() and episodes.read_text().count("\n") >= 3:
+            break
+        time.sleep(0.05)
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    done_before = episodes.read_text().count("\n")
+    assert 3 <= done_before < 16
+    with episodes.open("a") as handle:
+        handle.write('{"schema_version": 1, "run_id": "torn')
+    result = subprocess.run(
+        [*command[:4], "--resume", "--out", str(out), "--no-progress"], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert "torn last line" in result.stderr
+    keys = [json.loads(line)["key"] for line in episodes.read_text().splitlines()]
+    assert len(keys) == len(set(keys)) == 16
+    units, _ = build_plan(EvalConfig(envs=["turtle", "function"], agents=["scripted:random:0.05"], limit=4, trials=2))
+    assert set(keys) == {u.key for u in units}
+    fresh = tmp_path / "fresh"
+    subprocess.run([*command[:-2], str(fresh), "--no-progress"], check=True, capture_output=True)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["sections"] == json.loads((fresh / "summary.json").read_text())["sections"]
+
+
+def test_out_must_be_empty_without_resume(tmp_path):
+    from mimesis_gym.cli import main
+
+    (tmp_path / "x").write_text("")
+    with pytest.raises(SystemExit, match="is not empty"):
+        main(["eval", "--agent", "oracle", "--out", str(tmp_path)])
