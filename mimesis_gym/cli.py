@@ -140,9 +140,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     import asyncio
     import datetime as dt
     import json as _json
+    import signal
     from pathlib import Path
 
-    from mimesis_gym.evaluation.runner import EvalConfig, run_eval
+    from mimesis_gym.evaluation.runner import EvalConfig, Interrupted, run_eval
 
     out = (
         Path(args.out) if args.out else Path("runs") / dt.datetime.now(dt.timezone.utc).strftime("eval-%Y%m%dT%H%M%SZ")
@@ -184,9 +185,22 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     try:
-        _, counts = asyncio.run(run_eval(config, out, resume=args.resume, progress=not args.no_progress, argv=sys.argv))
+        _, counts = asyncio.run(
+            run_eval(
+                config,
+                out,
+                resume=args.resume,
+                progress=not args.no_progress,
+                argv=sys.argv,
+                handle_signals=True,
+                drain_timeout=args.drain_timeout,
+            )
+        )
     except ValueError as error:
         raise SystemExit(f"mimesis-gym eval: {error}") from None
+    except Interrupted as stopped:
+        print(f"interrupted; resume with: mimesis-gym eval --resume --out {out}", file=sys.stderr)
+        return 130 if stopped.signum == signal.SIGINT else 143
     print((out / "summary.md").read_text(encoding="utf-8"), end="")
     print(f"results in {out}", file=sys.stderr)
     return 3 if counts.get("agent_error") or counts.get("env_error") else 0
@@ -278,6 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--out", help="output directory (default runs/eval-<UTC time>)")
     ev.add_argument("--resume", action="store_true", help="continue the run in --out")
     ev.add_argument("--no-progress", action="store_true")
+    ev.add_argument("--drain-timeout", type=float, default=60.0, help="seconds running episodes get after Ctrl-C")
     ev.set_defaults(run=_cmd_eval)
 
     report = commands.add_parser("report", help="summary tables (Avg, MR) from a table of env scores")

@@ -164,3 +164,40 @@ def test_out_must_be_empty_without_resume(tmp_path):
     (tmp_path / "x").write_text("")
     with pytest.raises(SystemExit, match="is not empty"):
         main(["eval", "--agent", "oracle", "--out", str(tmp_path)])
+
+
+def test_sigint_drains_and_exits_130_without_partial_records(tmp_path):
+    out = tmp_path / "run"
+    command = [
+        sys.executable,
+        "-m",
+        "mimesis_gym.cli",
+        "eval",
+        "--envs",
+        "turtle",
+        "--agent",
+        "scripted:random:0.2",
+        "--limit",
+        "8",
+        "--concurrency",
+        "2",
+        "--max-turns",
+        "6",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--drain-timeout",
+        "10",
+    ]
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (out / "run.json").exists():
+        time.sleep(0.05)
+    time.sleep(0.5)
+    child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=60)
+    assert child.returncode == 130, stderr
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["status"] == "interrupted"
+    lines = (out / "episodes.jsonl").read_text().splitlines() if (out / "episodes.jsonl").exists() else []
+    assert all(json.loads(line)["status"] == "ok" for line in lines) and len(lines) < 8

@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import platform
+import signal
 import sys
 import time
 import traceback
@@ -38,7 +39,7 @@ from mimesis_gym.evaluation.report import Section, SummaryRow, write_summary
 from mimesis_gym.evaluation.store import ResultsStore
 from mimesis_gym.users.registry import make_chat_model, resolve_user
 
-__all__ = ["EvalConfig", "WorkUnit", "build_plan", "run_eval", "summarise"]
+__all__ = ["EvalConfig", "Interrupted", "WorkUnit", "build_plan", "run_eval", "summarise"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +66,14 @@ class EvalConfig(BaseModel):
     user_failures: Literal["exclude", "include"] = "exclude"
     privileged: bool = False
     env_args: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+class Interrupted(Exception):
+    """The run stopped on SIGINT/SIGTERM; finished episodes are recorded, the rest run on resume."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"interrupted by signal {signum}")
+        self.signum = signum
 
 
 class WorkUnit(BaseModel):
@@ -365,9 +374,36 @@ def _write_run_json(out: Path, meta: dict[str, Any]) -> None:
 
 
 async def run_eval(
-    config: EvalConfig, out: Path, *, resume: bool = False, progress: bool = True, argv: Sequence[str] = ()
+    config: EvalConfig,
+    out: Path,
+    *,
+    resume: bool = False,
+    progress: bool = True,
+    argv: Sequence[str] = (),
+    handle_signals: bool = False,
+    drain_timeout: float = 60.0,
 ) -> tuple[list[Section], dict[str, int]]:
-    """Run (or resume) an evaluation into ``out``; returns the summary sections and status counts."""
+    """Run (or resume) an evaluation into ``out``; returns the summary sections and status counts.
+
+    With ``handle_signals``, the first SIGINT/SIGTERM starts no new episode, lets running ones
+    finish for up to ``drain_timeout`` seconds, cancels the rest (not recorded), writes ``run.json``
+    with status ``interrupted`` and raises :class:`Interrupted`; a second signal cancels at once.
+    """
+    stop = asyncio.Event()
+    received: list[int] = []
+    tasks: list[asyncio.Future[None]] = []
+
+    def on_signal(signum: int) -> None:
+        received.append(signum)
+        stop.set()
+        if len(received) > 1:  # a second signal: cancel at once
+            for task in tasks:
+                task.cancel()
+
+    loop = asyncio.get_running_loop()
+    if handle_signals:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, on_signal, signum)
     out.mkdir(parents=True, exist_ok=True)
     store = ResultsStore(out / "episodes.jsonl")
     units, planned = build_plan(config)
@@ -415,15 +451,33 @@ async def run_eval(
 
     async def one(unit: WorkUnit) -> None:
         async with episode_semaphore:
+            if stop.is_set():
+                return
             record = await _run_unit(unit, config, meta["run_id"], agents[unit.agent], users, judge, agent_semaphore)
         await store.append(record)
         counts[record.status] += 1
         if bar is not None:
             bar.update(1)
 
+    tasks.extend(asyncio.ensure_future(one(unit)) for unit in todo)
+    everything = asyncio.ensure_future(asyncio.gather(*tasks))
     try:
-        await asyncio.gather(*(one(unit) for unit in todo))
+        stopper = asyncio.ensure_future(stop.wait())
+        await asyncio.wait({everything, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        stopper.cancel()
+        if not everything.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(everything), timeout=drain_timeout)
+            except (asyncio.TimeoutError, asyncio.CancelledError):
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+        elif everything.exception() is not None:
+            raise everything.exception()  # type: ignore[misc]
     finally:
+        if handle_signals:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(signum)
         if bar is not None:
             bar.close()
     records = list(store.latest().values())
@@ -433,6 +487,9 @@ async def run_eval(
     for record in records:
         totals[record.status] += 1
     errors = totals.get("agent_error", 0) + totals.get("env_error", 0)
-    meta.update(status="complete_with_errors" if errors else "complete", finished_at=_now(), counts=dict(totals))
+    status = "interrupted" if received else "complete_with_errors" if errors else "complete"
+    meta.update(status=status, finished_at=_now(), counts=dict(totals))
     _write_run_json(out, meta)
+    if received:
+        raise Interrupted(received[0])
     return sections, dict(totals)
