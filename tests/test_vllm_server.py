@@ -211,3 +211,25 @@ def test_env_episode_with_the_tiny_model_as_user_and_judge(vllm_base_url, env_id
     assert all(call["max_tokens"] <= 64 for call in model.calls)
     assert all(call["messages"][0]["role"] == "system" for call in model.calls)
     env.close()
+
+
+def test_eval_of_two_envs_with_the_tiny_agent_over_http(vllm_base_url, tmp_path, monkeypatch):
+    from mimesis_gym.evaluation.runner import EvalConfig, run_eval
+    from mimesis_gym.evaluation.store import ResultsStore
+
+    monkeypatch.setenv("MIMESIS_TINY_BASE_URL", vllm_base_url)
+    config = EvalConfig(
+        envs=["turtle", "function"],
+        agents=[f"openai:tiny@{vllm_base_url}"],
+        users=["tiny"],
+        split="demo",
+        limit=1,
+        max_turns=3,
+        agent_max_tokens=64,
+        role_max_tokens=64,
+    )
+    sections, counts = asyncio.run(run_eval(config, tmp_path, progress=False))
+    assert set(counts) <= {"ok", "user_failure"} and sum(counts.values()) == 2
+    for record in ResultsStore(tmp_path / "episodes.jsonl").read():
+        assert 1 <= record.n_turns <= 3 and record.transcript[0]["role"] == "system"
+    assert (tmp_path / "summary.md").read_text().startswith("## SmolLM2-135M")

@@ -34,6 +34,8 @@ class AgentTurn:
     prompt_ids: list[int] | None = None
     completion_ids: list[int] | None = None
     logprobs: list[float] | None = None
+    end: bool = False
+    """The agent ends the episode here (no tool call under ``on_no_tool_call="end"``)."""
 
 
 class Agent(Protocol):

@@ -2,14 +2,37 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+from mimesis_gym.agents.http import ToolCallingAgent
 from mimesis_gym.agents.local import LocalAgent
 from mimesis_gym.agents.scripted import NoopAgent, OracleTextAgent, RandomAgent
+from mimesis_gym.core.http import EndpointConfig
+from mimesis_gym.users.builtin import alias_env_key
+from mimesis_gym.users.registry import resolve_user
 
-__all__ = ["KNOWN_AGENTS", "make_agent"]
+__all__ = ["KNOWN_AGENTS", "RELEASED_AGENTS", "make_agent"]
 
-KNOWN_AGENTS = ("tiny", "hf:<path>", "scripted:noop", "scripted:random[:<delay>]", "oracle")
+RELEASED_AGENTS: dict[str, tuple[str, str]] = {
+    "base-agent": ("phanviethoang1512/Qwen3-8B-Base-Agent", "Base"),
+    "userrl-agent": ("phanviethoang1512/Qwen3-8B-UserRL-Agent", "GRPO w. GPT-5.5 (UserRL)"),
+    "userrl-plus-agent": ("phanviethoang1512/Qwen3-8B-UserRL-Plus-Agent", "GRPO w. MIMESIS-9B (UserRL+)"),
+    "infopo-agent": ("phanviethoang1512/Qwen3-8B-InfoPO-Agent", "InfoPO"),
+    "csd-agent": ("phanviethoang1512/Qwen3-8B-CSD-Agent", "CSD"),
+}
+"""Released agents (evaluation.md §3.6): hub id and table label; served by vLLM at
+``$MIMESIS_AGENT_<KEY>_BASE_URL`` (default ``http://127.0.0.1:8100/v1``), served name = alias."""
+
+KNOWN_AGENTS = (
+    "tiny",
+    "hf:<path>",
+    "openai:<model>[@<base_url>]",
+    "scripted:noop",
+    "scripted:random[:<delay>]",
+    "oracle",
+    *RELEASED_AGENTS,
+)
 
 
 def make_agent(alias: str, *, max_tokens: int = 2048, temperature: float = 0.0) -> Any:
@@ -30,4 +53,16 @@ def make_agent(alias: str, *, max_tokens: int = 2048, temperature: float = 0.0) 
             raise ValueError(f"bad delay in agent alias {alias!r}; use scripted:random:<seconds>") from None
     if lowered == "oracle":
         return OracleTextAgent()
+    if lowered.startswith("openai:"):
+        spec = resolve_user(key)  # the same grammar as openai: users
+        assert spec.endpoint is not None
+        return ToolCallingAgent(spec.endpoint, name=key, max_tokens=max_tokens, temperature=temperature)
+    if lowered in RELEASED_AGENTS:
+        variable = f"MIMESIS_AGENT_{alias_env_key(lowered)}_BASE_URL"
+        endpoint = EndpointConfig(
+            base_url=os.environ.get(variable, "http://127.0.0.1:8100/v1"),
+            model=lowered,
+            api_key_env=[f"MIMESIS_AGENT_{alias_env_key(lowered)}_API_KEY"],
+        )
+        return ToolCallingAgent(endpoint, name=lowered, max_tokens=max_tokens, temperature=temperature)
     raise ValueError(f"unknown agent alias {alias!r}; known: {', '.join(KNOWN_AGENTS)}")

@@ -208,6 +208,8 @@ async def _run_unit(
             async with agent_semaphore:
                 decision = await agent.act(conv, seed=unit.seed * 1000 + turn)
             agent_latency = time.perf_counter() - agent_clock
+            if decision.end:
+                break
             if decision.failure is not None:
                 if decision.failure.kind != "context_length":
                     record.status = "agent_error"

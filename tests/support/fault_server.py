@@ -9,7 +9,8 @@ opener), ``reasoning_field`` (reasoning in its own field), ``think_only`` (unclo
 ``length``), ``empty``, ``null_content``, ``no_choices``, ``malformed``, ``html200``,
 ``status:<code>[:<message>]`` (``Retry-After: 1`` on 429 and 503), ``timeout`` (never answers, up
 to 30 s), ``slow_body`` (chunked, one byte every 0.5 s), ``drop`` (closes mid-body),
-``refusal_field``, ``refusal_text``, ``bad_json``, ``fenced_json``, ``sloppy_json``, ``echo``
+``refusal_field``, ``refusal_text``, ``bad_json``, ``fenced_json``, ``sloppy_json``, ``tool:<arguments>``
+(a tool call of ``interact_with_env``), ``echo``
 (returns the request body as the content).
 """
 
@@ -170,6 +171,13 @@ class FaultServer:
             send(200, completion('Here it is:\n```json\n{"answer": "yes", "reason": "fenced"}\n```'))
         elif name == "sloppy_json":
             send(200, completion('{“answer”: “yes”, "reason": "he said "hi" to me",}'))
+        elif name == "tool":
+            call = {
+                "id": f"call_{len(self.requests)}",
+                "type": "function",
+                "function": {"name": "interact_with_env", "arguments": argument},
+            }
+            send(200, completion(None, finish_reason="tool_calls", tool_calls=[call]))
         elif name == "echo":
             send(200, completion(json.dumps(body)))
         else:
