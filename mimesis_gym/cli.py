@@ -213,9 +213,16 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from mimesis_gym.evaluation.report import report_from_scores
 
     if not args.from_scores:
-        raise SystemExit(
-            "mimesis-gym report: merging run directories comes with the evaluation runner; use --from-scores FILE.csv"
-        )
+        from mimesis_gym.evaluation.runner import report_runs
+
+        if not args.runs:
+            raise SystemExit("mimesis-gym report: give RUN_DIR… or --from-scores FILE.csv")
+        try:
+            report_runs([Path(r) for r in args.runs], Path(args.out), mode=args.user_failures, force=args.force)
+        except (ValueError, OSError, KeyError) as error:
+            raise SystemExit(f"mimesis-gym report: {error}") from None
+        print((Path(args.out) / "summary.md").read_text(encoding="utf-8"), end="")
+        return 0
     weights = None
     if args.weights:
         weights = {}
@@ -295,8 +302,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--drain-timeout", type=float, default=60.0, help="seconds running episodes get after Ctrl-C")
     ev.set_defaults(run=_cmd_eval)
 
-    report = commands.add_parser("report", help="summary tables (Avg, MR) from a table of env scores")
+    report = commands.add_parser("report", help="summary tables (Avg, MR) from runs or from a table of env scores")
+    report.add_argument("runs", nargs="*", metavar="RUN_DIR", help="eval output directories to merge")
     report.add_argument("--from-scores", metavar="FILE.csv", help="columns user, agent, the eight envs (×100)")
+    report.add_argument("--user-failures", choices=["exclude", "include"], help="default: the runs' mode")
+    report.add_argument("--force", action="store_true", help="merge runs whose plans differ")
     report.add_argument("--out", required=True, help="output directory")
     report.add_argument("--weights", help="Avg weights, e.g. travel=471,turtle=48,… (default: upstream test counts)")
     report.set_defaults(run=_cmd_report)

@@ -201,3 +201,18 @@ def test_sigint_drains_and_exits_130_without_partial_records(tmp_path):
     assert meta["status"] == "interrupted"
     lines = (out / "episodes.jsonl").read_text().splitlines() if (out / "episodes.jsonl").exists() else []
     assert all(json.loads(line)["status"] == "ok" for line in lines) and len(lines) < 8
+
+
+def test_report_merges_runs_as_rows_and_sections(tmp_path, capsys):
+    from mimesis_gym.cli import main
+
+    run(EvalConfig(envs=["function", "turtle"], agents=["oracle"], limit=2), tmp_path / "a")
+    run(EvalConfig(envs=["function", "turtle"], agents=["scripted:noop"], limit=2), tmp_path / "b")
+    assert main(["report", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "merged")]) == 0
+    out = capsys.readouterr().out
+    assert "| scripted:noop |" in out and "| oracle |" in out
+    summary = json.loads((tmp_path / "merged" / "summary.json").read_text())
+    assert [row["agent"] for row in summary["sections"][0]["rows"]] == ["oracle", "scripted:noop"]
+    run(EvalConfig(envs=["function"], agents=["oracle"], limit=1), tmp_path / "c")
+    with pytest.raises(SystemExit, match="differs from the first run"):
+        main(["report", str(tmp_path / "a"), str(tmp_path / "c"), "--out", str(tmp_path / "m2")])

@@ -39,7 +39,7 @@ from mimesis_gym.evaluation.report import Section, SummaryRow, write_summary
 from mimesis_gym.evaluation.store import ResultsStore
 from mimesis_gym.users.registry import make_chat_model, resolve_user
 
-__all__ = ["EvalConfig", "Interrupted", "WorkUnit", "build_plan", "run_eval", "summarise"]
+__all__ = ["EvalConfig", "Interrupted", "WorkUnit", "build_plan", "report_runs", "run_eval", "summarise"]
 
 logger = logging.getLogger(__name__)
 
@@ -366,6 +366,31 @@ def summarise(records: Sequence[EpisodeRecord], planned: dict[str, int], mode: s
                 )
             )
         sections.append(Section(user=resolve_user(user).label if user else user, judge=judge or "self", rows=rows))
+    return sections
+
+
+def report_runs(run_dirs: Sequence[Path], out: Path, *, mode: str | None = None, force: bool = False) -> list[Section]:
+    """Merge the records of several runs into one summary (rows = agents, sections = users).
+
+    Runs whose planned task counts or turn caps differ are refused unless ``force``.
+    """
+    records: dict[str, EpisodeRecord] = {}
+    planned: dict[str, int] = {}
+    reference: tuple[dict[str, int], int] | None = None
+    judge = None
+    chosen_mode = mode
+    for run_dir in run_dirs:
+        meta = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+        identity = (meta["plan"]["tasks"], meta["config"]["max_turns"])
+        if reference is not None and identity != reference and not force:
+            raise ValueError(f"{run_dir} differs from the first run in its task plan or turn cap (use --force)")
+        reference = reference or identity
+        planned.update(meta["plan"]["tasks"])
+        judge = judge or meta["config"].get("judge")
+        chosen_mode = chosen_mode or meta["config"].get("user_failures", "exclude")
+        records.update(ResultsStore(run_dir / "episodes.jsonl").latest())
+    sections = summarise(list(records.values()), planned, chosen_mode or "exclude", judge)
+    write_summary(out, sections, mode=chosen_mode or "exclude", weights=planned)
     return sections
 
 
