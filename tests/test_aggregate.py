@@ -77,6 +77,14 @@ def test_report_from_scores_prints_the_worked_example(tmp_path, capsys):
     base = summary["sections"][0]["rows"][0]
     assert abs(base["avg"] - 19.5292) < 1e-4
     assert (tmp_path / "out" / "summary.csv").read_text().splitlines()[0].startswith("user,judge,agent,column,value")
+    plots = sorted(p.name for p in (tmp_path / "out" / "plots").iterdir())
+    assert plots == [
+        "avg_by_user.png",
+        "heatmap__Base.png",
+        "heatmap__Other.png",
+        "scores__Ditto-8B.png",
+        "scores__MIMESIS-9B.png",
+    ]
 
 
 def test_report_rejects_a_table_without_env_columns(tmp_path):

@@ -217,6 +217,9 @@ def write_summary(out_dir: Path, sections: Sequence[Section], *, mode: str, weig
         + "."
     )
     (out_dir / "summary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    from mimesis_gym.evaluation.plots import write_plots
+
+    write_plots(out_dir, sections)
 
 
 def report_from_scores(path: Path, out_dir: Path, weights: Mapping[str, float] | None = None) -> list[Section]:

@@ -1,0 +1,109 @@
+"""Plots of a summary (evaluation.md §4), with matplotlib's Agg backend at 150 dpi (extra ``plots``).
+
+``scores__<user>.png``: grouped bars per env and agent, Intention in its own panel (its scale
+reaches ~270); ``avg_by_user.png``: Avg per user and agent; ``heatmap__<agent>.png``: users × envs
++ Avg, colour normalised per column, raw values annotated, unmeasured cells hatched grey. Without
+matplotlib the plots are skipped with one WARNING.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from mimesis_gym.evaluation.aggregate import ENV_COLUMNS
+from mimesis_gym.evaluation.report import COLUMN_TITLES, Section
+
+__all__ = ["write_plots"]
+
+logger = logging.getLogger(__name__)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "x"
+
+
+def write_plots(out_dir: Path, sections: Sequence[Section]) -> list[Path]:
+    """Write the plots that need no episodes; the list of files written (empty without matplotlib)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        logger.warning("matplotlib is not installed: plots skipped (pip install 'mimesis-gym[plots]')")
+        return []
+    plots = out_dir / "plots"
+    plots.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    agents = list(dict.fromkeys(row.agent for section in sections for row in section.rows))
+    columns = [c for c in ENV_COLUMNS if any(row.scores.get(c) is not None for s in sections for row in s.rows)]
+
+    for section in sections:
+        figure, (main, side) = plt.subplots(1, 2, figsize=(12, 4), gridspec_kw={"width_ratios": [5, 1]})
+        for axis, panel in (
+            (main, [c for c in columns if c != "intention"]),
+            (side, [c for c in columns if c == "intention"]),
+        ):
+            width = 0.8 / max(1, len(section.rows))
+            for index, row in enumerate(section.rows):
+                values = [row.scores.get(c) or 0.0 for c in panel]
+                axis.bar([i + index * width for i in range(len(panel))], values, width, label=row.label)
+            axis.set_xticks([i + 0.4 - width / 2 for i in range(len(panel))])
+            axis.set_xticklabels([COLUMN_TITLES[c] for c in panel], rotation=30)
+        main.set_ylabel("score ×100")
+        main.legend(fontsize=8)
+        figure.suptitle(f"Scores with user {section.user}")
+        figure.tight_layout()
+        path = plots / f"scores__{_slug(section.user)}.png"
+        figure.savefig(path, dpi=150)
+        plt.close(figure)
+        written.append(path)
+
+    figure, axis = plt.subplots(figsize=(8, 4))
+    width = 0.8 / max(1, len(agents))
+    for index, agent in enumerate(agents):
+        values = [next((r.avg or 0.0 for r in s.rows if r.agent == agent), 0.0) for s in sections]
+        axis.bar([i + index * width for i in range(len(sections))], values, width, label=agent)
+    axis.set_xticks([i + 0.4 - width / 2 for i in range(len(sections))])
+    axis.set_xticklabels([s.user for s in sections], rotation=30)
+    axis.set_ylabel("Avg ×100")
+    axis.legend(fontsize=8)
+    figure.tight_layout()
+    path = plots / "avg_by_user.png"
+    figure.savefig(path, dpi=150)
+    plt.close(figure)
+    written.append(path)
+
+    heat_columns = [*columns, "avg"]
+    for agent in agents:
+        rows = [next((r for r in s.rows if r.agent == agent), None) for s in sections]
+        grid = [[(r.avg if c == "avg" else r.scores.get(c)) if r else None for c in heat_columns] for r in rows]
+        figure, axis = plt.subplots(figsize=(1.1 * len(heat_columns) + 2, 0.6 * len(sections) + 1.5))
+        for j, _ in enumerate(heat_columns):
+            present = [g[j] for g in grid if g[j] is not None]
+            top = max(present) if present else 1.0
+            for i, row in enumerate(grid):
+                value = row[j]
+                if value is None:
+                    axis.add_patch(plt.Rectangle((j, i), 1, 1, facecolor="lightgrey", hatch="//"))
+                    continue
+                shade = value / top if top else 0.0
+                axis.add_patch(plt.Rectangle((j, i), 1, 1, facecolor=plt.cm.viridis(shade)))
+                ink = "black" if shade > 0.6 else "white"
+                axis.text(j + 0.5, i + 0.5, f"{value:.1f}", ha="center", va="center", fontsize=7, color=ink)
+        axis.set_xlim(0, len(heat_columns))
+        axis.set_ylim(0, len(sections))
+        axis.set_xticks([j + 0.5 for j in range(len(heat_columns))])
+        axis.set_xticklabels([COLUMN_TITLES.get(c, "Avg") for c in heat_columns], rotation=30)
+        axis.set_yticks([i + 0.5 for i in range(len(sections))])
+        axis.set_yticklabels([s.user for s in sections])
+        axis.set_title(agent)
+        figure.tight_layout()
+        path = plots / f"heatmap__{_slug(agent)}.png"
+        figure.savefig(path, dpi=150)
+        plt.close(figure)
+        written.append(path)
+    return written
