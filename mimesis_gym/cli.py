@@ -155,27 +155,49 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     else:
         if out.exists() and any(out.iterdir()):
             raise SystemExit(f"mimesis-gym eval: {out} is not empty (use --resume to continue it)")
-        demo = args.agent == "tiny" and args.limit is None
+        settings: dict[str, Any] = {}
+        if args.paper:
+            from mimesis_gym.evaluation.presets import PAPER_EVAL
+
+            if not args.data_dir:
+                raise SystemExit(
+                    "mimesis-gym eval: --paper evaluates on the upstream UserRL test sets: pass --data-dir"
+                )
+            settings.update(PAPER_EVAL, preset="paper")
+        explicit = {
+            "agents": args.agent.split(",") if args.agent else None,
+            "users": args.users.split(",") if args.users else None,
+            "judge": args.judge,
+            "trials": args.trials,
+            "seed": args.seed,
+            "limit": args.limit,
+            "max_turns": args.max_turns,
+            "concurrency": args.concurrency,
+            "agent_concurrency": args.agent_concurrency,
+            "user_concurrency": args.user_concurrency,
+            "step_timeout": args.step_timeout,
+            "agent_max_tokens": args.agent_max_tokens,
+            "temperature": args.temperature,
+            "role_max_tokens": args.role_max_tokens,
+            "user_failures": args.user_failures,
+            "on_no_tool_call": args.on_no_tool_call,
+            "data_dir": args.data_dir,
+        }
+        settings.update({key: value for key, value in explicit.items() if value is not None})
+        settings["agents"] = [a.strip() for a in settings.get("agents", ["tiny"])]
+        settings["users"] = [u.strip() for u in settings.get("users", ["scripted"])]
+        demo = settings["agents"] == ["tiny"] and args.limit is None and not args.paper
+        if demo:
+            settings.setdefault("max_turns", 8)
+            settings.setdefault("agent_max_tokens", 64)
+            settings["limit"] = 2
+        if args.envs and args.envs != "all":
+            settings["envs"] = [e.strip() for e in args.envs.split(",")]
         config = EvalConfig(
-            envs=[e.strip() for e in args.envs.split(",")] if args.envs and args.envs != "all" else EvalConfig().envs,
-            agents=[a.strip() for a in args.agent.split(",")],
-            users=[u.strip() for u in args.users.split(",")],
-            judge=args.judge,
-            trials=args.trials,
-            seed=args.seed,
             split=args.split,
-            limit=2 if demo else args.limit,
-            max_turns=8 if demo and args.max_turns is None else (args.max_turns or 16),
-            concurrency=args.concurrency,
-            agent_concurrency=args.agent_concurrency,
-            user_concurrency=args.user_concurrency,
-            step_timeout=args.step_timeout,
-            agent_max_tokens=64 if demo and args.agent_max_tokens is None else (args.agent_max_tokens or 2048),
-            temperature=args.temperature,
-            role_max_tokens=args.role_max_tokens,
-            user_failures=args.user_failures,
             privileged=args.privileged,
             env_args=_parse_env_args(args.env_arg or []),
+            **settings,
         )
         if demo:
             print(
@@ -278,22 +300,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = commands.add_parser("eval", help="score agents across envs and users (the paper's protocol)")
     ev.add_argument("--envs", help="short env names, comma-separated, or all (default: every registered env)")
-    ev.add_argument("--agent", default="tiny", help="agent aliases, comma-separated (default: tiny)")
-    ev.add_argument("--users", default="scripted", help="user aliases, comma-separated (default: scripted)")
+    ev.add_argument("--agent", help="agent aliases, comma-separated (default: tiny)")
+    ev.add_argument("--users", help="user aliases, comma-separated (default: scripted)")
     ev.add_argument("--judge", help="judge alias for every user (default: each user judges itself)")
-    ev.add_argument("--trials", type=int, default=1)
-    ev.add_argument("--seed", type=int, default=0)
+    ev.add_argument("--trials", type=int, help="episodes per task (default 1)")
+    ev.add_argument("--seed", type=int, help="seed of trial 0 (default 0)")
     ev.add_argument("--split", default="test")
     ev.add_argument("--limit", type=int, help="tasks per env")
     ev.add_argument("--max-turns", type=int)
-    ev.add_argument("--concurrency", type=int, default=8)
+    ev.add_argument("--concurrency", type=int, help="episodes in flight (default 8)")
     ev.add_argument("--agent-concurrency", type=int)
     ev.add_argument("--user-concurrency", type=int)
-    ev.add_argument("--step-timeout", type=float, default=120.0)
+    ev.add_argument("--step-timeout", type=float, help="seconds per env step (default 120)")
     ev.add_argument("--agent-max-tokens", type=int)
-    ev.add_argument("--temperature", type=float, default=0.0, help="agent temperature")
+    ev.add_argument("--temperature", type=float, help="agent temperature (default 0)")
     ev.add_argument("--role-max-tokens", type=int, help="cap on every user/judge call's max_tokens")
-    ev.add_argument("--user-failures", choices=["exclude", "include"], default="exclude")
+    ev.add_argument("--user-failures", choices=["exclude", "include"], help="scoring mode (default exclude)")
+    ev.add_argument("--on-no-tool-call", choices=["grammar", "end"], help="HTTP agents without a tool call")
+    ev.add_argument("--data-dir", help="UserRL root: evaluate on the upstream task sets (pack='upstream')")
+    ev.add_argument("--paper", action="store_true", help="the paper's preset (needs --data-dir)")
     ev.add_argument("--privileged", action="store_true", help="store thought records in the records")
     ev.add_argument("--env-arg", action="append", help="ENV.KEY=VALUE passed to that env (repeatable)")
     ev.add_argument("--out", help="output directory (default runs/eval-<UTC time>)")

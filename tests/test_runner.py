@@ -216,3 +216,18 @@ def test_report_merges_runs_as_rows_and_sections(tmp_path, capsys):
     run(EvalConfig(envs=["function"], agents=["oracle"], limit=1), tmp_path / "c")
     with pytest.raises(SystemExit, match="differs from the first run"):
         main(["report", str(tmp_path / "a"), str(tmp_path / "c"), "--out", str(tmp_path / "m2")])
+
+
+def test_paper_preset_needs_the_upstream_data():
+    from mimesis_gym.cli import main
+
+    with pytest.raises(SystemExit, match="pass --data-dir"):
+        main(["eval", "--paper", "--out", "/nonexistent/never-written"])
+
+
+def test_upstream_tasks_through_data_dir(tmp_path, userrl_dir):
+    config = EvalConfig(envs=["function"], agents=["oracle"], data_dir=str(userrl_dir), limit=3)
+    sections, counts = run(config, tmp_path)
+    records = ResultsStore(tmp_path / "episodes.jsonl").read()
+    assert [r.task_id for r in records] and all(r.task_id.startswith("func-") for r in records)
+    assert counts == {"ok": 3} and sections[0].rows[0].scores["function"] == 100.0

@@ -35,7 +35,9 @@ KNOWN_AGENTS = (
 )
 
 
-def make_agent(alias: str, *, max_tokens: int = 2048, temperature: float = 0.0) -> Any:
+def make_agent(
+    alias: str, *, max_tokens: int = 2048, temperature: float = 0.0, on_no_tool_call: str = "grammar"
+) -> Any:
     """Build the agent for ``alias``; ``ValueError`` listing the known aliases otherwise."""
     key = alias.strip()
     lowered = key.lower()
@@ -56,7 +58,13 @@ def make_agent(alias: str, *, max_tokens: int = 2048, temperature: float = 0.0) 
     if lowered.startswith("openai:"):
         spec = resolve_user(key)  # the same grammar as openai: users
         assert spec.endpoint is not None
-        return ToolCallingAgent(spec.endpoint, name=key, max_tokens=max_tokens, temperature=temperature)
+        return ToolCallingAgent(
+            spec.endpoint,
+            name=key,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            on_no_tool_call=on_no_tool_call,  # type: ignore[arg-type]
+        )
     if lowered in RELEASED_AGENTS:
         variable = f"MIMESIS_AGENT_{alias_env_key(lowered)}_BASE_URL"
         endpoint = EndpointConfig(
@@ -64,5 +72,11 @@ def make_agent(alias: str, *, max_tokens: int = 2048, temperature: float = 0.0) 
             model=lowered,
             api_key_env=[f"MIMESIS_AGENT_{alias_env_key(lowered)}_API_KEY"],
         )
-        return ToolCallingAgent(endpoint, name=lowered, max_tokens=max_tokens, temperature=temperature)
+        return ToolCallingAgent(
+            endpoint,
+            name=lowered,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            on_no_tool_call=on_no_tool_call,  # type: ignore[arg-type]
+        )
     raise ValueError(f"unknown agent alias {alias!r}; known: {', '.join(KNOWN_AGENTS)}")

@@ -66,6 +66,18 @@ class EvalConfig(BaseModel):
     user_failures: Literal["exclude", "include"] = "exclude"
     privileged: bool = False
     env_args: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    data_dir: str | None = Field(None, description="UserRL root: every env uses pack='upstream' from it")
+    user_kwargs: dict[str, Any] = Field(default_factory=dict, description="overrides for every HTTP user")
+    on_no_tool_call: Literal["grammar", "end"] = "grammar"
+    preset: str | None = None
+
+    def env_kwargs(self, env: str) -> dict[str, Any]:
+        """The kwargs of env ``env`` (short name): upstream data when ``data_dir`` is set, then overrides."""
+        kwargs: dict[str, Any] = {}
+        if self.data_dir is not None:
+            kwargs.update(pack="upstream", data_dir=self.data_dir)
+        kwargs.update(self.env_args.get(env, {}))
+        return kwargs
 
 
 class Interrupted(Exception):
@@ -107,7 +119,9 @@ def build_plan(config: EvalConfig) -> tuple[list[WorkUnit], dict[str, int]]:
     )
     tasks: dict[str, list[str]] = {}
     for env_id in ordered:
-        env = gym.make(env_id, **config.env_args.get(SHORT_NAMES[env_id], {}))
+        kwargs = config.env_kwargs(SHORT_NAMES[env_id])
+        kwargs.pop("user", None)
+        env = gym.make(env_id, user=_planning_user(kwargs), **kwargs)
         pool = env.unwrapped.task_pack.pool(config.split)  # type: ignore[attr-defined]
         tasks[env_id] = [task.id for task in pool][: config.limit]
         env.close()
@@ -128,6 +142,19 @@ def build_plan(config: EvalConfig) -> tuple[list[WorkUnit], dict[str, int]]:
         for trial in range(config.trials)
     ]
     return units, {SHORT_NAMES[env_id]: len(ids) for env_id, ids in tasks.items()}
+
+
+class _PlanningUser:
+    """A stand-in chat model so envs whose scripted roles need pack fields can be built to plan."""
+
+    name = "planning"
+
+    async def chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> ChatReply:
+        raise RuntimeError("the planning stand-in is never called")
+
+
+def _planning_user(kwargs: dict[str, Any]) -> Any:
+    return _PlanningUser() if kwargs.get("pack") == "upstream" else "scripted"
 
 
 class _LimitedModel:
@@ -172,7 +199,7 @@ async def _run_unit(
     started, clock = _now(), time.perf_counter()
     episode_id = hashlib.sha1(unit.key.encode()).hexdigest()[:16]
     user_model = users[unit.user]
-    kwargs: dict[str, Any] = dict(config.env_args.get(unit.env, {}))
+    kwargs: dict[str, Any] = config.env_kwargs(unit.env)
     if config.role_max_tokens is not None:
         kwargs["role_max_tokens"] = config.role_max_tokens
     record = EpisodeRecord(
@@ -459,7 +486,8 @@ async def run_eval(
     episode_semaphore = asyncio.Semaphore(config.concurrency)
     users: dict[str, Any] = {}
     for alias in config.users:
-        model = make_chat_model(alias)
+        overrides = config.user_kwargs if resolve_user(alias).kind == "http" else {}
+        model = make_chat_model(alias, **overrides)
         users[alias] = None if model is None else _LimitedModel(model, user_semaphore)
     judge: Any = None  # J-self: the user's model judges (scripted users get scripted judges)
     if config.judge is not None:

@@ -1,0 +1,43 @@
+"""The paper's evaluation preset (evaluation.md §6): every setting that differs from the defaults.
+
+``mimesis-gym eval --paper --data-dir <UserRL root>`` applies it; explicit flags still override, and
+``run.json`` records the preset.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mimesis_gym.agents.registry import RELEASED_AGENTS
+
+__all__ = ["EVALUATION_USERS", "PAPER_EVAL"]
+
+EVALUATION_USERS = (
+    "gpt-5.6",
+    "claude-opus-5",
+    "claude-sonnet-5",
+    "gemini-3.8-flash",
+    "kimi-k3",
+    "ditto-8b",
+    "osim-8b",
+    "humanlm-8b",
+    "sotopia-7b",
+)
+"""The nine evaluation users of the paper's tables (users.md §5.2)."""
+
+PAPER_EVAL: dict[str, Any] = {
+    "agents": list(RELEASED_AGENTS),
+    "users": list(EVALUATION_USERS),
+    "judge": None,  # J-self: the user model judges
+    "trials": 1,  # pass@1
+    "seed": 0,
+    "max_turns": 16,
+    "temperature": 0.0,
+    "agent_max_tokens": 2048,
+    "on_no_tool_call": "end",
+    "user_failures": "include",
+    "concurrency": 25,
+    "step_timeout": 120.0,
+    "user_kwargs": {"timeout_s": 35, "max_retries": 2, "json_mode": "off"},
+}
+"""Settings of the paper's runs; the data are the upstream UserRL test sets (``--data-dir``)."""
