@@ -26,7 +26,7 @@ from mimesis_gym.core.scoring import EpisodeScorer, SumOfRewards, make_scorer
 from mimesis_gym.core.spaces import UnicodeText
 from mimesis_gym.core.tasks import HasId, TaskPack
 
-__all__ = ["INFO_KEYS", "REWARD_PROFILES", "ConversationEnv", "StepOutcome", "clipped_parts"]
+__all__ = ["INFO_KEYS", "REWARD_PROFILES", "ConversationEnv", "StepOutcome", "clipped_parts", "gain_parts"]
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +74,11 @@ def clipped_parts(parts: dict[str, float], low: float = 0.0, high: float = 1.0) 
         raw += value
     clipped = min(high, max(low, raw))
     return {**parts, "clip": clipped - raw if clipped != raw else 0.0}
+
+
+def gain_parts(name: str, gain: float, *, scale: float, step_penalty: float, turn: int) -> dict[str, float]:
+    """Parts of ``clip01(gain × scale − step_penalty × turn)``: ``{name, "step_penalty", "clip"}``."""
+    return clipped_parts({name: gain * scale, "step_penalty": -(step_penalty * turn) if step_penalty else 0.0})
 
 
 class ConversationEnv(gym.Env[str, str], Generic[TaskT]):

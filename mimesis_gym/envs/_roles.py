@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from mimesis_gym.core.chat import ChatReply
-from mimesis_gym.core.roles import LLMRole, RoleOutputError
+from mimesis_gym.core.roles import LLMRole, Role, RoleOutputError, RoleSession
 
-__all__ = ["LLMYesNoRole", "format_history", "lenient_yes_no_maybe"]
+__all__ = ["Answered", "LLMYesNoRole", "ask", "format_history", "lenient_yes_no_maybe"]
 
 
 def lenient_yes_no_maybe(response: str) -> str:
@@ -43,3 +43,30 @@ class LLMYesNoRole(LLMRole[str]):
 
     def fallback(self, **materials: Any) -> str:
         return self.fallback_text
+
+
+class Answered(NamedTuple):
+    """A question step's observation and its privileged details."""
+
+    obs: str
+    thought: str | None
+    utterance: str | None
+    judgement: dict[str, Any]
+
+
+async def ask(
+    role: Role[str],
+    session: RoleSession,
+    question: str,
+    history: list[tuple[str, str]],
+    fallback: str,
+    detail_key: str,
+    **materials: Any,
+) -> Answered:
+    """Put a question to a yes/no role; on success the pair joins ``history``, on failure ``fallback``."""
+    result = await role(session, question=question, history=tuple(history), **materials)
+    if result.failed:
+        return Answered(fallback, result.thought, None, {"response": None, detail_key: None})
+    history.append((question, result.value))
+    detail = (result.parsed or {}).get(detail_key)
+    return Answered(result.value, result.thought, result.value, {"response": result.value, detail_key: detail})

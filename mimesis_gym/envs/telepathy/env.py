@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from mimesis_gym.core.actions import ParsedAction
-from mimesis_gym.core.env import ConversationEnv, StepOutcome, clipped_parts
+from mimesis_gym.core.env import ConversationEnv, StepOutcome, gain_parts
 from mimesis_gym.core.roles import Role
+from mimesis_gym.envs._roles import ask
 from mimesis_gym.envs._userrl import read_prompt_strings, userrl_root
 from mimesis_gym.envs.telepathy.roles import (
     ANSWERER_FALLBACK,
@@ -153,18 +154,11 @@ class TelepathyEnv(ConversationEnv[TelepathyTask]):
         if action.kind == "finish":
             obs, terminated = FINISH_TEXT, True
         elif action.kind == "action":
-            result = await self.answerer(
-                self._session, question=action.content, task=task, history=tuple(self._history)
+            answered = await ask(
+                self.answerer, self._session, action.content, self._history, ANSWERER_FALLBACK, "matched", task=task
             )
-            obs = ANSWERER_FALLBACK if result.failed else result.value
-            if not result.failed:
-                self._history.append((action.content, obs))
-                user_utterance = obs
-            user_thought = result.thought
-            judgements["answerer"] = {
-                "response": None if result.failed else result.value,
-                "matched": (result.parsed or {}).get("matched"),
-            }
+            obs, user_thought, user_utterance = answered.obs, answered.thought, answered.utterance
+            judgements["answerer"] = answered.judgement
         else:  # answer
             result = await self.guess_judge(self._session, guess=action.content, task=task)
             score, feedback = result.value
@@ -175,15 +169,11 @@ class TelepathyEnv(ConversationEnv[TelepathyTask]):
                 terminated = score >= 1.0
             parsed = result.parsed or {}
             judgements["guess_judge"] = {"judgment": parsed.get("judgment"), "feedback": parsed.get("feedback")}
-        parts = clipped_parts(
-            {
-                "guess_gain": gain * self.reward_scale,
-                "step_penalty": -(self.step_penalty * self.turn) if self.step_penalty else 0.0,
-            }
-        )
         return StepOutcome(
             obs=obs,
-            reward_parts=parts,
+            reward_parts=gain_parts(
+                "guess_gain", gain, scale=self.reward_scale, step_penalty=self.step_penalty, turn=self.turn
+            ),
             terminated=terminated,
             user_thought=user_thought,
             user_utterance=user_utterance,

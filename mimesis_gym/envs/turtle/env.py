@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from mimesis_gym.core.actions import ParsedAction
-from mimesis_gym.core.env import ConversationEnv, StepOutcome, clipped_parts
+from mimesis_gym.core.env import ConversationEnv, StepOutcome, gain_parts
 from mimesis_gym.core.roles import Role
+from mimesis_gym.envs._roles import ask
 from mimesis_gym.envs._userrl import read_prompt_strings, userrl_root
 from mimesis_gym.envs.turtle.roles import (
     FALLBACK_TEXT,
@@ -168,16 +169,11 @@ class TurtleEnv(ConversationEnv[TurtleTask]):
         if action.kind == "finish":
             obs, terminated = FINISH_TEXT, True
         elif action.kind == "action":
-            result = await self.oracle(self._session, question=action.content, task=task, history=self._history)
-            obs = FALLBACK_TEXT if result.failed else result.value
-            if not result.failed:
-                self._history.append((action.content, obs))
-                user_utterance = obs
-            user_thought = result.thought
-            judgements["oracle"] = {
-                "response": None if result.failed else result.value,
-                "fact": (result.parsed or {}).get("fact"),
-            }
+            answered = await ask(
+                self.oracle, self._session, action.content, self._history, FALLBACK_TEXT, "fact", task=task
+            )
+            obs, user_thought, user_utterance = answered.obs, answered.thought, answered.utterance
+            judgements["oracle"] = answered.judgement
         else:  # answer
             result = await self.rubric(self._session, story=action.content, task=task)
             if result.failed:
@@ -197,15 +193,11 @@ class TurtleEnv(ConversationEnv[TurtleTask]):
                     "S": story_score,
                     "judge_feedback": feedback if isinstance(feedback, str) else None,
                 }
-        parts = clipped_parts(
-            {
-                "answer_gain": gain * self.reward_scale,
-                "step_penalty": -(self.step_penalty * self.turn) if self.step_penalty else 0.0,
-            }
-        )
         return StepOutcome(
             obs=obs,
-            reward_parts=parts,
+            reward_parts=gain_parts(
+                "answer_gain", gain, scale=self.reward_scale, step_penalty=self.step_penalty, turn=self.turn
+            ),
             terminated=terminated,
             user_thought=user_thought,
             user_utterance=user_utterance,
