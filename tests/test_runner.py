@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -231,3 +232,38 @@ def test_upstream_tasks_through_data_dir(tmp_path, userrl_dir):
     records = ResultsStore(tmp_path / "episodes.jsonl").read()
     assert [r.task_id for r in records] and all(r.task_id.startswith("func-") for r in records)
     assert counts == {"ok": 3} and sections[0].rows[0].scores["function"] == 100.0
+
+
+class TaskAwareUser:
+    """Refuses on the first two claims; moves to Neutral on the third and Strongly Disagree on the fourth."""
+
+    name = "task-aware"
+
+    def __init__(self, claims):
+        self.behaviour = dict(zip(claims, ["refuse", "refuse", "Neutral", "Strongly Disagree"], strict=True))
+
+    async def chat(self, messages, *, max_tokens, temperature, seed, json_keys=None):
+        from mimesis_gym.core.chat import ChatReply
+
+        claim = next(c for c in self.behaviour if c in messages[1]["content"])
+        stance = self.behaviour[claim]
+        if stance == "refuse":
+            return refusal()
+        return ChatReply(text=json.dumps({"response": "I see.", "stance": stance}))
+
+
+def test_user_failure_accounting_on_persuade(tmp_path, clean_user_registry):
+    from mimesis_gym.envs.persuade.tasks import load_original_pack
+
+    claims = [task.claim for task in load_original_pack().pool("test")[:4]]
+    register_user("task-aware", lambda **_: TaskAwareUser(claims))
+    config = EvalConfig(envs=["persuade"], agents=["oracle"], users=["task-aware"], limit=4, max_turns=4)
+    sections, counts = run(config, tmp_path)
+    row = sections[0].rows[0]
+    assert counts == {"user_failure": 2, "ok": 2}
+    assert row.scores["persuade"] == pytest.approx(75.0) and row.score_include["persuade"] == pytest.approx(37.5)
+    cell = row.cells["persuade"]
+    assert (cell["n_episodes"], cell["n_user_failure_episodes"], cell["user_failure_rate"]) == (4, 2, 0.5)
+    assert cell["failures_by_kind"] == {"persuadee:refusal": 2}
+    summary = (tmp_path / "summary.md").read_text()
+    assert re.search(r"75\.00(\*\*)?†", summary) and "persuadee:refusal: 2 episodes" in summary and "50.0%" in summary

@@ -26,6 +26,8 @@ from mimesis_gym.evaluation.aggregate import (
 
 __all__ = ["Section", "SummaryRow", "read_scores_csv", "report_from_scores", "write_summary"]
 
+DAGGER_RATE = 0.05
+"""A cell whose user-failure episode rate reaches this is marked † (evaluation.md §2.6)."""
 COLUMN_TITLES = {
     "travel": "Travel",
     "turtle": "Turtle",
@@ -46,10 +48,14 @@ class SummaryRow(BaseModel):
     agent: str
     label: str
     scores: dict[str, float | None]
+    score_exclude: dict[str, float | None] | None = None
+    score_include: dict[str, float | None] | None = None
     avg: float | None = None
     avg_partial: bool = False
     mr: float | None = None
     mr_partial: bool = False
+    cells: dict[str, dict[str, Any]] = {}
+    """Per env: ``n_episodes``, ``n_user_failure_episodes``, ``user_failure_rate``, ``failures_by_kind``, …"""
 
 
 class Section(BaseModel):
@@ -150,9 +156,15 @@ def _markdown_table(rows: Sequence[SummaryRow], order: Sequence[str]) -> list[st
                 text = f"**{text}**"
             if (column == "avg" and row.avg_partial) or (column == "mr" and row.mr_partial):
                 text += "‡"
+            if row.cells.get(column, {}).get("user_failure_rate", 0.0) >= DAGGER_RATE:
+                text += "†"
             cells.append(text)
         lines.append("| " + " | ".join(cells) + " |")
     return lines
+
+
+def _maybe(value: float | None) -> str:
+    return "" if value is None else repr(value)
 
 
 def _cell_value(row: SummaryRow, column: str) -> float | None:
@@ -211,6 +223,28 @@ def write_summary(out_dir: Path, sections: Sequence[Section], *, mode: str, weig
         lines += [f"## Mean over {len(sections)} users", "", *_markdown_table(mean_rows, order), ""]
     if any(row.avg_partial or row.mr_partial for section in sections for row in section.rows):
         lines.append("‡ averaged over the columns that have a value (— = not measured).")
+    failures = [
+        (section.user, row.label, column, cell)
+        for section in sections
+        for row in section.rows
+        for column, cell in row.cells.items()
+        if cell.get("n_user_failure_episodes")
+    ]
+    if failures:
+        lines += [
+            "",
+            "† user-failure episode rate ≥ 5% in these cells:",
+            "",
+            "| User | Agent | Env | Episodes | User-failure rate | By role:kind |",
+            "|---|---|---|---|---|---|",
+        ]
+        for user, agent, column, cell in failures:
+            kinds = ", ".join(f"{kind}: {n} episodes" for kind, n in sorted(cell["failures_by_kind"].items()))
+            lines.append(
+                f"| {user} | {agent} | {column} | {cell['n_episodes']} | "
+                f"{100 * cell['user_failure_rate']:.1f}% | {kinds} |"
+            )
+        lines.append("")
     lines.append(
         "Columns marked * were held out from training. Avg weights: "
         + ", ".join(f"{c} {weights[c]:g}" for c in ENV_COLUMNS if c in weights)

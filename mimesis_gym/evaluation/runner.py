@@ -349,50 +349,66 @@ def _collect_role_calls(record: EpisodeRecord, models: Sequence[_LimitedModel], 
     record.usage = usage
 
 
+def _env_scores(scored: dict[str, list[tuple[str, float]]], planned: dict[str, int]) -> dict[str, float | None]:
+    """×100 env scores from (task id, episode score) pairs per env; ``None`` when nothing was scored."""
+    return {
+        column: (env_score(task_scores(scored[column])) or 0.0) * 100 if scored.get(column) else None
+        for column in ENV_COLUMNS
+        if column in planned
+    }
+
+
 def summarise(records: Sequence[EpisodeRecord], planned: dict[str, int], mode: str, judge: str | None) -> list[Section]:
-    """Sections (one per user) of rows (one per agent) scored with the paper's protocol."""
-    by_pair: dict[tuple[str, str], dict[str, list[tuple[str, float]]]] = defaultdict(lambda: defaultdict(list))
+    """Sections (one per user) of rows (one per agent) scored with the paper's protocol.
+
+    Both scoring modes are computed (``score_exclude``, ``score_include``); ``mode`` picks the
+    headline. Every cell also carries its episode counts and user failures by ``role:kind``.
+    """
+    include: dict[tuple[str, str], dict[str, list[tuple[str, float]]]] = defaultdict(lambda: defaultdict(list))
+    exclude: dict[tuple[str, str], dict[str, list[tuple[str, float]]]] = defaultdict(lambda: defaultdict(list))
+    cells: dict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
     users: list[str] = []
     agents: list[str] = []
     for record in records:
-        if record.user not in users:
-            users.append(record.user)
-        if record.agent not in agents:
-            agents.append(record.agent)
-        excluded = record.status != "ok" if mode == "exclude" else False
-        if not excluded:
-            by_pair[(record.user, record.agent)][record.env].append((record.task_id, record.episode_score))
-    sections = []
-    for user in users:
-        values = {
-            agent: {
-                column: (
-                    None
-                    if not by_pair[(user, agent)].get(column)
-                    else env_score(task_scores(by_pair[(user, agent)][column])) * 100
-                )  # type: ignore[operator]
-                for column in ENV_COLUMNS
-                if column in planned
+        users += [record.user] if record.user not in users else []
+        agents += [record.agent] if record.agent not in agents else []
+        pair = (record.user, record.agent)
+        include[pair][record.env].append((record.task_id, record.episode_score))
+        if record.status == "ok":
+            exclude[pair][record.env].append((record.task_id, record.episode_score))
+        cell = cells[pair].setdefault(
+            record.env, {"n_episodes": 0, "n_user_failure_episodes": 0, "n_agent_error": 0, "n_env_error": 0,
+                         "failures_by_kind": {}}
+        )  # fmt: skip
+        cell["n_episodes"] += 1
+        if record.status == "user_failure":
+            cell["n_user_failure_episodes"] += 1
+            kinds = {f"{f.role}:{f.info_kind}" for f in record.user_failures} or {
+                part for step in record.steps if step.user_failure for part in step.user_failure.split(";")
             }
-            for agent in agents
-        }
-        ranks = mean_ranks(values, [c for c in ENV_COLUMNS if c in planned])
+            for kind in kinds:
+                cell["failures_by_kind"][kind] = cell["failures_by_kind"].get(kind, 0) + 1
+        elif record.status in ("agent_error", "env_error"):
+            cell[f"n_{record.status}"] += 1
+    sections = []
+    columns = [c for c in ENV_COLUMNS if c in planned]
+    for user in users:
+        both = {agent: (_env_scores(exclude[(user, agent)], planned), _env_scores(include[(user, agent)], planned))
+                for agent in agents}  # fmt: skip
+        headline = {agent: both[agent][0 if mode == "exclude" else 1] for agent in agents}
+        ranks = mean_ranks(headline, columns)
         rows = []
         for agent in agents:
-            avg, partial = weighted_avg(values[agent], planned)
+            avg, partial = weighted_avg(headline[agent], planned)
             mr, mr_partial = ranks[agent]
+            for cell in cells[(user, agent)].values():
+                cell["user_failure_rate"] = cell["n_user_failure_episodes"] / cell["n_episodes"]
             rows.append(
-                SummaryRow(
-                    agent=agent,
-                    label=agent,
-                    scores=values[agent],
-                    avg=avg,
-                    avg_partial=partial,
-                    mr=mr,
-                    mr_partial=mr_partial,
-                )
-            )
-        sections.append(Section(user=resolve_user(user).label if user else user, judge=judge or "self", rows=rows))
+                SummaryRow(agent=agent, label=agent, scores=headline[agent], score_exclude=both[agent][0],
+                           score_include=both[agent][1], avg=avg, avg_partial=partial, mr=mr, mr_partial=mr_partial,
+                           cells=cells[(user, agent)])
+            )  # fmt: skip
+        sections.append(Section(user=resolve_user(user).label, judge=judge or "self", rows=rows))
     return sections
 
 
