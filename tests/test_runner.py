@@ -63,7 +63,17 @@ def test_plan_order_and_keys():
 def test_smoke_writes_every_output_file(tmp_path):
     sections, counts = run(EvalConfig(envs=["turtle", "function"], agents=["scripted:noop"], limit=1), tmp_path)
     assert counts == {"ok": 2}
-    for name in ("episodes.jsonl", "run.json", "summary.json", "summary.csv", "summary.md"):
+    for name in (
+        "episodes.jsonl",
+        "run.json",
+        "summary.json",
+        "summary.csv",
+        "summary.md",
+        "plots/avg_by_user.png",
+        "plots/scores__Scripted.png",
+        "plots/heatmap__scripted_noop.png",
+        "plots/user_failures.png",
+    ):
         assert (tmp_path / name).is_file(), name
     meta = json.loads((tmp_path / "run.json").read_text())
     assert meta["status"] == "complete" and meta["plan"]["units"] == 2

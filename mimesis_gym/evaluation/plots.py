@@ -2,7 +2,8 @@
 
 ``scores__<user>.png``: grouped bars per env and agent, Intention in its own panel (its scale
 reaches ~270); ``avg_by_user.png``: Avg per user and agent; ``heatmap__<agent>.png``: users × envs
-+ Avg, colour normalised per column, raw values annotated, unmeasured cells hatched grey. Without
++ Avg, colour normalised per column, raw values annotated, unmeasured cells hatched grey;
+``user_failures.png`` (runs only): users × envs, the highest user-failure episode rate of the cell. Without
 matplotlib the plots are skipped with one WARNING.
 """
 
@@ -103,6 +104,27 @@ def write_plots(out_dir: Path, sections: Sequence[Section]) -> list[Path]:
         axis.set_title(agent)
         figure.tight_layout()
         path = plots / f"heatmap__{_slug(agent)}.png"
+        figure.savefig(path, dpi=150)
+        plt.close(figure)
+        written.append(path)
+    if any(row.cells for section in sections for row in section.rows):
+        rates = [
+            [max((row.cells.get(c, {}).get("user_failure_rate", 0.0) for row in s.rows), default=0.0) for c in columns]
+            for s in sections
+        ]
+        figure, axis = plt.subplots(figsize=(1.1 * len(columns) + 2, 0.6 * len(sections) + 1.5))
+        image = axis.imshow(rates, cmap="Reds", vmin=0.0, vmax=1.0, aspect="auto")
+        for i, line in enumerate(rates):
+            for j, value in enumerate(line):
+                axis.text(j, i, f"{100 * value:.0f}%", ha="center", va="center", fontsize=7)
+        axis.set_xticks(range(len(columns)))
+        axis.set_xticklabels([COLUMN_TITLES[c] for c in columns], rotation=30)
+        axis.set_yticks(range(len(sections)))
+        axis.set_yticklabels([s.user for s in sections])
+        axis.set_title("User-failure episode rate")
+        figure.colorbar(image, ax=axis)
+        figure.tight_layout()
+        path = plots / "user_failures.png"
         figure.savefig(path, dpi=150)
         plt.close(figure)
         written.append(path)
