@@ -60,8 +60,43 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _play_as_user(args: argparse.Namespace, env_id: str) -> int:
+    """A person plays the user (``user="human"``) against ``--agent``; the judges stay scripted."""
+    import asyncio
+
+    from mimesis_gym.agents.registry import make_agent
+
+    agent = make_agent(args.agent, max_tokens=args.agent_max_tokens)
+    env = gym.make(env_id, max_episode_steps=args.max_turns, user="human", split=args.split, pack=args.pack)
+    options = {"task_id": args.task} if args.task else None
+    obs, info = env.reset(seed=args.seed, options=options)
+    unwrapped: Any = env.unwrapped
+    print(f"== {env_id} · task {info['task_id']} · you play the user against {args.agent} ==")
+    conv = agent.start(unwrapped.system_prompt, unwrapped.tools, unwrapped.opening_messages)
+    conv.env = unwrapped
+    terminated = truncated = False
+    turn = 0
+    while not (terminated or truncated):
+        decision = asyncio.run(agent.act(conv, seed=(args.seed or 0) * 1000 + turn))
+        if decision.failure is not None:
+            print(f"[agent failed: {decision.failure.kind}: {decision.failure.detail}]")
+            break
+        print(f"[agent] {decision.action}")
+        obs, reward, terminated, truncated, info = env.step(decision.action)
+        agent.observe(conv, decision, obs)
+        print(f"[env]   {obs}\n        reward {reward}")
+        if info["user_failure"] and "other" in info["user_failure"]:
+            break  # the person quit
+        turn += 1
+    print(f"== episode score {info['episode_score']} after {info['turn']} turns ==")
+    env.close()
+    return 0
+
+
 def _cmd_play(args: argparse.Namespace) -> int:
     env_id = _env_id(args.env)
+    if args.as_ == "user":
+        return _play_as_user(args, env_id)
     kwargs: dict[str, Any] = {"user": args.user, "split": args.split, "pack": args.pack}
     env = gym.make(env_id, max_episode_steps=args.max_turns, **kwargs)
     options = {"task_id": args.task} if args.task else None
@@ -280,6 +315,15 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--pack", default="original", help="task pack (default: original)")
     play.add_argument("--seed", type=int, default=None, help="reset seed")
     play.add_argument("--max-turns", type=int, default=16, help="turn cap (default: 16)")
+    play.add_argument(
+        "--as",
+        dest="as_",
+        choices=["agent", "user"],
+        default="agent",
+        help="play the agent (default) or the user (against --agent)",
+    )
+    play.add_argument("--agent", default="tiny", help="agent alias when playing the user (default: tiny)")
+    play.add_argument("--agent-max-tokens", type=int, default=256, help="agent token budget per turn")
     play.set_defaults(run=_cmd_play)
 
     serve = commands.add_parser(

@@ -67,3 +67,15 @@ def test_check_fails_with_a_nonzero_exit(monkeypatch, capsys):
     monkeypatch.setattr(FunctionEnv, "oracle_action", lambda self: "[finish]")
     assert main(["check", "--envs", "function"]) == 1
     assert "FAIL" in capsys.readouterr().out
+
+
+def test_play_as_the_user_against_an_agent(monkeypatch, capsys):
+    answers = iter(["Yes", "/quit"])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(answers))
+    assert (
+        main(["play", "turtle", "--as", "user", "--agent", "scripted:noop", "--split", "demo", "--max-turns", "3"]) == 0
+    )
+    out = capsys.readouterr().out
+    assert "you play the user against scripted:noop" in out
+    assert "=== you are playing: oracle (turn 1) ===" in out and "[env]   Yes" in out
+    assert "episode score 0.0 after 2 turns" in out
