@@ -32,6 +32,8 @@ def stable(records):
         for step in data["steps"]:
             step.pop("agent_latency_s")
             step.pop("step_latency_s")
+        for entry in data["usage"].values():
+            entry.pop("seconds", None)
         result[record.key] = data
     return result
 

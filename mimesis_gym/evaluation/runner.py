@@ -230,11 +230,18 @@ async def _run_unit(
         conv = agent.start(env.system_prompt, env.tools, env.opening_messages)
         conv.env = env
         record.score_context = env.score_context()
+        agent_usage = {"calls": 0, "attempts": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0}
+        record.usage["agent"] = agent_usage
         for turn in range(config.max_turns):
             agent_clock = time.perf_counter()
             async with agent_semaphore:
                 decision = await agent.act(conv, seed=unit.seed * 1000 + turn)
             agent_latency = time.perf_counter() - agent_clock
+            agent_usage["calls"] += 1
+            agent_usage["attempts"] += decision.usage.attempts
+            agent_usage["prompt_tokens"] += decision.usage.prompt_tokens
+            agent_usage["completion_tokens"] += decision.usage.completion_tokens
+            agent_usage["seconds"] += agent_latency
             if decision.end:
                 break
             if decision.failure is not None:
@@ -307,7 +314,7 @@ def _content(action: Any) -> str:
 
 
 def _collect_role_calls(record: EpisodeRecord, models: Sequence[_LimitedModel], episode_id: str) -> None:
-    usage: dict[str, dict[str, Any]] = {}
+    usage: dict[str, dict[str, Any]] = dict(record.usage)
     seen: set[int] = set()
     for model in models:
         if id(model) in seen:

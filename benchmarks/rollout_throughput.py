@@ -1,0 +1,101 @@
+"""Rollout throughput: the runner against a real vLLM server (tiny model) as agent and user.
+
+Measured in one run, side by side:
+  1. the server's saturated token rate: 64 bare concurrent chat requests (httpx, 32-token replies);
+  2. 64 IntentionGym episodes through the runner at concurrency 64 (agent and user on the server);
+  3. the same kind of episodes one by one (concurrency 1; a subset, scaled per episode).
+Prints episodes/s, completion tokens/s and the ratios. Goal (issue #7): the runner reaches at least
+80% of the server's saturated token rate.
+
+    python benchmarks/rollout_throughput.py [--base-url URL] [--episodes 64] [--sequential 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from mimesis_gym.evaluation.runner import EvalConfig, run_eval
+from mimesis_gym.evaluation.store import ResultsStore
+
+MAX_TOKENS = 32
+
+
+async def saturated_rate(base_url: str, n: int) -> float:
+    messages = [{"role": "user", "content": "Tell me about your plans for the weekend."}]
+    limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
+    async with httpx.AsyncClient(limits=limits, timeout=300) as client:
+
+        async def one(seed: int) -> int:
+            body = {"model": "tiny", "messages": messages, "max_tokens": MAX_TOKENS, "temperature": 1.0, "seed": seed}
+            response = await client.post(f"{base_url}/chat/completions", json=body)
+            return response.json()["usage"]["completion_tokens"]
+
+        started = time.perf_counter()
+        tokens = sum(await asyncio.gather(*[one(seed) for seed in range(n)]))
+        return tokens / (time.perf_counter() - started)
+
+
+def runner_rate(base_url: str, episodes: int, concurrency: int) -> tuple[float, float]:
+    """(episodes/s, completion tokens/s) of ``episodes`` IntentionGym episodes through the runner."""
+    os.environ["MIMESIS_TINY_BASE_URL"] = base_url
+    config = EvalConfig(
+        envs=["intention"], agents=[f"openai:tiny@{base_url}"], users=["tiny"], split="train", limit=episodes,
+        max_turns=3, agent_max_tokens=MAX_TOKENS, role_max_tokens=MAX_TOKENS, concurrency=concurrency,
+        agent_concurrency=concurrency, user_concurrency=2 * concurrency,
+    )  # fmt: skip
+    with tempfile.TemporaryDirectory() as out:
+        started = time.perf_counter()
+        asyncio.run(run_eval(config, Path(out), progress=False))
+        elapsed = time.perf_counter() - started
+        tokens = sum(
+            entry.get("completion_tokens", 0)
+            for record in ResultsStore(Path(out) / "episodes.jsonl").read()
+            for entry in record.usage.values()
+        )
+    return episodes / elapsed, tokens / elapsed
+
+
+def measure(base_url: str, episodes: int, sequential: int) -> None:
+    asyncio.run(saturated_rate(base_url, 16))  # warm-up
+    saturated = asyncio.run(saturated_rate(base_url, 64))
+    concurrent_eps, concurrent_tps = runner_rate(base_url, episodes, 64)
+    one_eps, one_tps = runner_rate(base_url, sequential, 1)
+    print(f"{'mode':<44} {'episodes/s':>10} {'tokens/s':>9}")
+    print(f"{'server, 64 bare concurrent requests':<44} {'':>10} {saturated:>9.1f}")
+    print(f"{f'runner, {episodes} episodes at concurrency 64':<44} {concurrent_eps:>10.3f} {concurrent_tps:>9.1f}")
+    print(f"{f'runner, {sequential} episodes one by one':<44} {one_eps:>10.3f} {one_tps:>9.1f}")
+    print(f"runner at 64 / saturated server:  {concurrent_tps / saturated:.2f} (goal >= 0.80)")
+    print(f"concurrency speed-up (episodes/s): {concurrent_eps / one_eps:.1f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base-url", default=os.environ.get("MIMESIS_VLLM_TEST_BASE_URL"))
+    parser.add_argument("--episodes", type=int, default=64)
+    parser.add_argument("--sequential", type=int, default=8)
+    args = parser.parse_args()
+    if args.base_url:
+        measure(args.base_url, args.episodes, args.sequential)
+        return
+    from mimesis_gym.users.serve import VLLMServer, build_serve_command
+
+    python = os.environ.get("MIMESIS_VLLM_PYTHON", str(Path(__file__).resolve().parents[1] / ".venv-vllm/bin/python"))
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    command = build_serve_command("tiny", python=python, port=port)
+    with VLLMServer(command, log_file=os.devnull) as server:
+        server.wait_healthy(timeout_s=600)
+        measure(command.base_url, args.episodes, args.sequential)
+
+
+if __name__ == "__main__":
+    main()
