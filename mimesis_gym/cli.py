@@ -217,6 +217,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             "user_failures": args.user_failures,
             "on_no_tool_call": args.on_no_tool_call,
             "data_dir": args.data_dir,
+            "workers": args.workers,
         }
         settings.update({key: value for key, value in explicit.items() if value is not None})
         settings["agents"] = [a.strip() for a in settings.get("agents", ["tiny"])]
@@ -363,6 +364,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--on-no-tool-call", choices=["grammar", "end"], help="HTTP agents without a tool call")
     ev.add_argument("--data-dir", help="UserRL root: evaluate on the upstream task sets (pack='upstream')")
     ev.add_argument("--paper", action="store_true", help="the paper's preset (needs --data-dir)")
+    ev.add_argument("--workers", type=int, help="worker processes sharing the units (default 1)")
     ev.add_argument("--privileged", action="store_true", help="store thought records in the records")
     ev.add_argument("--env-arg", action="append", help="ENV.KEY=VALUE passed to that env (repeatable)")
     ev.add_argument("--out", help="output directory (default runs/eval-<UTC time>)")

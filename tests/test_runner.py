@@ -279,3 +279,18 @@ def test_user_failure_accounting_on_persuade(tmp_path, clean_user_registry):
     assert cell["failures_by_kind"] == {"persuadee:refusal": 2}
     summary = (tmp_path / "summary.md").read_text()
     assert re.search(r"75\.00(\*\*)?†", summary) and "persuadee:refusal: 2 episodes" in summary and "50.0%" in summary
+
+
+def test_workers_give_the_same_records_as_one_process(tmp_path):
+    config = EvalConfig(
+        envs=["turtle", "function"], agents=["scripted:random"], limit=3, trials=2, max_turns=4, concurrency=4
+    )
+    run(config, tmp_path / "local")
+    config.workers = 2
+    _, counts = run(config, tmp_path / "workers")
+    assert counts == {"ok": 12}
+    local = stable(ResultsStore(tmp_path / "local" / "episodes.jsonl").read())
+    spread = stable(ResultsStore(tmp_path / "workers" / "episodes.jsonl").read())
+    assert local == spread
+    workers = {r.worker for r in ResultsStore(tmp_path / "workers" / "episodes.jsonl").read()}
+    assert len(workers) == 2

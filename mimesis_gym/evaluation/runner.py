@@ -70,6 +70,7 @@ class EvalConfig(BaseModel):
     user_kwargs: dict[str, Any] = Field(default_factory=dict, description="overrides for every HTTP user")
     on_no_tool_call: Literal["grammar", "end"] = "grammar"
     preset: str | None = None
+    workers: int = Field(1, ge=1, description="worker processes (spawned); this process stays the only writer")
 
     def env_kwargs(self, env: str) -> dict[str, Any]:
         """The kwargs of env ``env`` (short name): upstream data when ``data_dir`` is set, then overrides."""
@@ -450,6 +451,105 @@ def _write_run_json(out: Path, meta: dict[str, Any]) -> None:
     os.replace(tmp, out / "run.json")
 
 
+class _Runtime:
+    """The shared pieces of a process's episodes: limits, user/judge models and agents.
+
+    With ``workers`` processes, each gets its share of the per-run limits (evaluation.md §1.3).
+    """
+
+    def __init__(self, config: EvalConfig, workers: int) -> None:
+        share = max(1, workers)
+        self.config = config
+        self.episodes = asyncio.Semaphore(max(1, config.concurrency // share))
+        self.agent_calls = asyncio.Semaphore(max(1, (config.agent_concurrency or config.concurrency) // share))
+        user_calls = asyncio.Semaphore(max(1, (config.user_concurrency or 2 * config.concurrency) // share))
+        self.users: dict[str, Any] = {}
+        for alias in config.users:
+            overrides = config.user_kwargs if resolve_user(alias).kind == "http" else {}
+            model = make_chat_model(alias, **overrides)
+            self.users[alias] = None if model is None else _LimitedModel(model, user_calls)
+        self.judge: Any = None  # J-self: the user's model judges (scripted users get scripted judges)
+        if config.judge is not None:
+            judge_model = make_chat_model(config.judge)
+            self.judge = "scripted" if judge_model is None else _LimitedModel(judge_model, user_calls)
+        self.agents = {
+            alias: make_agent(
+                alias,
+                max_tokens=config.agent_max_tokens,
+                temperature=config.temperature,
+                on_no_tool_call=config.on_no_tool_call,
+            )
+            for alias in config.agents
+        }
+
+    async def run(self, unit: WorkUnit, run_id: str) -> EpisodeRecord:
+        return await _run_unit(
+            unit, self.config, run_id, self.agents[unit.agent], self.users, self.judge, self.agent_calls
+        )
+
+
+def _worker_main(config_json: str, run_id: str, units: Any, results: Any, workers: int) -> None:
+    """A worker process: pull units until the sentinel, push each record back as JSON."""
+    config = EvalConfig.model_validate_json(config_json)
+
+    async def loop() -> None:
+        runtime = _Runtime(config, workers)
+
+        async def lane() -> None:
+            while True:
+                payload = await asyncio.to_thread(units.get)
+                if payload is None:
+                    return
+                record = await runtime.run(WorkUnit.model_validate_json(payload), run_id)
+                await asyncio.to_thread(results.put, record.model_dump_json())
+
+        await asyncio.gather(*(lane() for _ in range(max(1, config.concurrency // workers))))
+
+    asyncio.run(loop())
+
+
+async def _run_in_workers(
+    config: EvalConfig,
+    todo: Sequence[WorkUnit],
+    run_id: str,
+    store: ResultsStore,
+    counts: dict[str, int],
+    bar: Any,
+    stop: asyncio.Event,
+) -> None:
+    """Spread units over ``config.workers`` spawned processes; this process stays the only writer."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    units, results = context.Queue(), context.Queue()
+    for unit in todo:
+        units.put(unit.model_dump_json())
+    lanes = max(1, config.concurrency // config.workers)
+    for _ in range(config.workers * lanes):
+        units.put(None)
+    processes = [
+        context.Process(target=_worker_main, args=(config.model_dump_json(), run_id, units, results, config.workers))
+        for _ in range(config.workers)
+    ]
+    for process in processes:
+        process.start()
+    try:
+        for _ in range(len(todo)):
+            payload = await asyncio.to_thread(results.get)
+            record = EpisodeRecord.model_validate_json(payload)
+            await store.append(record)
+            counts[record.status] += 1
+            if bar is not None:
+                bar.update(1)
+            if stop.is_set():
+                break
+    finally:
+        for process in processes:
+            if stop.is_set():
+                process.terminate()
+            process.join(timeout=30)
+
+
 async def run_eval(
     config: EvalConfig,
     out: Path,
@@ -504,22 +604,7 @@ async def run_eval(
         meta["resumes"].append({"at": _now(), "skipped": len(units) - len(todo), "run": len(todo)})
     _write_run_json(out, meta)
 
-    user_semaphore = asyncio.Semaphore(config.user_concurrency or 2 * config.concurrency)
-    agent_semaphore = asyncio.Semaphore(config.agent_concurrency or config.concurrency)
-    episode_semaphore = asyncio.Semaphore(config.concurrency)
-    users: dict[str, Any] = {}
-    for alias in config.users:
-        overrides = config.user_kwargs if resolve_user(alias).kind == "http" else {}
-        model = make_chat_model(alias, **overrides)
-        users[alias] = None if model is None else _LimitedModel(model, user_semaphore)
-    judge: Any = None  # J-self: the user's model judges (scripted users get scripted judges)
-    if config.judge is not None:
-        judge_model = make_chat_model(config.judge)
-        judge = "scripted" if judge_model is None else _LimitedModel(judge_model, user_semaphore)
-    agents = {
-        alias: make_agent(alias, max_tokens=config.agent_max_tokens, temperature=config.temperature)
-        for alias in config.agents
-    }
+    runtime = _Runtime(config, workers=1)
     bar = None
     if progress and sys.stderr.isatty():
         from tqdm import tqdm
@@ -528,16 +613,19 @@ async def run_eval(
     counts: dict[str, int] = defaultdict(int)
 
     async def one(unit: WorkUnit) -> None:
-        async with episode_semaphore:
+        async with runtime.episodes:
             if stop.is_set():
                 return
-            record = await _run_unit(unit, config, meta["run_id"], agents[unit.agent], users, judge, agent_semaphore)
+            record = await runtime.run(unit, meta["run_id"])
         await store.append(record)
         counts[record.status] += 1
         if bar is not None:
             bar.update(1)
 
-    tasks.extend(asyncio.ensure_future(one(unit)) for unit in todo)
+    if config.workers > 1 and todo:
+        tasks.append(asyncio.ensure_future(_run_in_workers(config, todo, meta["run_id"], store, counts, bar, stop)))
+    else:
+        tasks.extend(asyncio.ensure_future(one(unit)) for unit in todo)
     everything = asyncio.ensure_future(asyncio.gather(*tasks))
     try:
         stopper = asyncio.ensure_future(stop.wait())
