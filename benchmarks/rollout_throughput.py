@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import tempfile
 import time
 from pathlib import Path
@@ -85,16 +84,12 @@ def main() -> None:
     if args.base_url:
         measure(args.base_url, args.episodes, args.sequential)
         return
-    from mimesis_gym.users.serve import VLLMServer, build_serve_command
+    from mimesis_gym.users.serve import tiny_server
 
     python = os.environ.get("MIMESIS_VLLM_PYTHON", str(Path(__file__).resolve().parents[1] / ".venv-vllm/bin/python"))
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    command = build_serve_command("tiny", python=python, port=port)
-    with VLLMServer(command, log_file=os.devnull) as server:
+    with tiny_server(python, log_file=os.devnull) as server:
         server.wait_healthy(timeout_s=600)
-        measure(command.base_url, args.episodes, args.sequential)
+        measure(server.command.base_url, args.episodes, args.sequential)
 
 
 if __name__ == "__main__":

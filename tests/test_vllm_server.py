@@ -9,7 +9,6 @@ The tiny model's quality is irrelevant here: these tests check plumbing, never c
 import asyncio
 import json
 import os
-import socket
 from pathlib import Path
 
 import pytest
@@ -24,12 +23,6 @@ VLLM_PYTHON = Path(os.environ.get("MIMESIS_VLLM_PYTHON", ROOT / ".venv-vllm" / "
 MESSAGES = [{"role": "user", "content": "Say hello in five words."}]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def vllm_base_url(tmp_path_factory):
     if os.environ.get("MIMESIS_VLLM_TEST_BASE_URL"):  # reuse a server started by hand
@@ -40,11 +33,11 @@ def vllm_base_url(tmp_path_factory):
         if os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)
-    from mimesis_gym.users.serve import VLLMServer, build_serve_command
+    from mimesis_gym.users.serve import tiny_server
 
-    command = build_serve_command("tiny", python=str(VLLM_PYTHON), port=free_port())
     log = tmp_path_factory.mktemp("vllm") / "server.log"
-    server = VLLMServer(command, log_file=str(log))
+    server = tiny_server(str(VLLM_PYTHON), log_file=str(log))
+    command = server.command
     server.start()
     try:
         server.wait_healthy(timeout_s=600)

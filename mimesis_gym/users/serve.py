@@ -27,7 +27,7 @@ import httpx
 from mimesis_gym.users.builtin import alias_variable
 from mimesis_gym.users.registry import UserSpec, resolve_user
 
-__all__ = ["ServeCommand", "VLLMServer", "build_serve_command", "vllm_importable"]
+__all__ = ["ServeCommand", "VLLMServer", "build_serve_command", "free_port", "tiny_server", "vllm_importable"]
 
 API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 
@@ -217,6 +217,20 @@ class VLLMServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nothing listens on right now (for test and benchmark servers)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def tiny_server(python: str, *, log_file: str | None = None) -> VLLMServer:
+    """A (not yet started) vLLM server for the tiny model on a free loopback port."""
+    return VLLMServer(build_serve_command("tiny", python=python, port=free_port()), log_file=log_file)
 
 
 def serve_user_main(command: ServeCommand, *, print_only: bool, wait_s: float) -> int:
