@@ -1,7 +1,9 @@
 """Rollout throughput: the runner against a real vLLM server (tiny model) as agent and user.
 
 Measured in one run, side by side:
-  1. the server's saturated token rate: 64 bare concurrent chat requests (httpx, 32-token replies);
+  1. the server's saturated token rate: 64 bare concurrent chat requests (httpx, 32-token replies)
+     whose prompts are the agent's opening prompts of the same tasks (system prompt + opening), so
+     both sides pay the same prefill;
   2. 64 IntentionGym episodes through the runner at concurrency 64 (agent and user on the server);
   3. the same kind of episodes one by one (concurrency 1; a subset, scaled per episode).
 Prints episodes/s, completion tokens/s and the ratios. Goal (issue #7): the runner reaches at least
@@ -27,18 +29,32 @@ from mimesis_gym.evaluation.store import ResultsStore
 MAX_TOKENS = 32
 
 
-async def saturated_rate(base_url: str, n: int) -> float:
-    messages = [{"role": "user", "content": "Tell me about your plans for the weekend."}]
-    limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
+def opening_prompts(n: int) -> list[list[dict[str, str]]]:
+    """The agent's first prompt of ``n`` IntentionGym train tasks: the same length class as the runner's calls."""
+    import gymnasium as gym
+
+    import mimesis_gym  # noqa: F401
+
+    env = gym.make("mimesis/IntentionGym-v0", split="train").unwrapped
+    prompts = []
+    for task in env.task_pack.pool("train")[:n]:
+        env.reset(seed=0, options={"task_id": task.id})
+        prompts.append([{"role": "system", "content": env.system_prompt}, *env.opening_messages])
+    return prompts
+
+
+async def saturated_rate(base_url: str, prompts: list[list[dict[str, str]]]) -> float:
+    """Completion tokens/s of bare concurrent requests (httpx, no retries, no conventions)."""
+    limits = httpx.Limits(max_connections=len(prompts), max_keepalive_connections=len(prompts))
     async with httpx.AsyncClient(limits=limits, timeout=300) as client:
 
-        async def one(seed: int) -> int:
+        async def one(seed: int, messages: list[dict[str, str]]) -> int:
             body = {"model": "tiny", "messages": messages, "max_tokens": MAX_TOKENS, "temperature": 1.0, "seed": seed}
             response = await client.post(f"{base_url}/chat/completions", json=body)
             return response.json()["usage"]["completion_tokens"]
 
         started = time.perf_counter()
-        tokens = sum(await asyncio.gather(*[one(seed) for seed in range(n)]))
+        tokens = sum(await asyncio.gather(*[one(seed, m) for seed, m in enumerate(prompts)]))
         return tokens / (time.perf_counter() - started)
 
 
@@ -63,8 +79,9 @@ def runner_rate(base_url: str, episodes: int, concurrency: int) -> tuple[float, 
 
 
 def measure(base_url: str, episodes: int, sequential: int) -> None:
-    asyncio.run(saturated_rate(base_url, 16))  # warm-up
-    saturated = asyncio.run(saturated_rate(base_url, 64))
+    prompts = opening_prompts(64)
+    asyncio.run(saturated_rate(base_url, prompts[:16]))  # warm-up
+    saturated = asyncio.run(saturated_rate(base_url, prompts))
     concurrent_eps, concurrent_tps = runner_rate(base_url, episodes, 64)
     one_eps, one_tps = runner_rate(base_url, sequential, 1)
     print(f"{'mode':<44} {'episodes/s':>10} {'tokens/s':>9}")
