@@ -1,5 +1,6 @@
 """Learners that turn the environments into training signal (algorithms.md).
 
-This package holds the estimators (``advantages``) and the PPO-clip core (``losses``) so far; the
-token-exact collectors, CSD and the trainer build on them.
+So far: the advantage estimators (``advantages``), the PPO-clip core (``losses``), the CSD gate and
+loss (``csd``) and coach-note handling (``coach``). The token-exact collectors and the trainer build
+on them.
 """
