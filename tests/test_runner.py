@@ -293,4 +293,4 @@ def test_workers_give_the_same_records_as_one_process(tmp_path):
     spread = stable(ResultsStore(tmp_path / "workers" / "episodes.jsonl").read())
     assert local == spread
     workers = {r.worker for r in ResultsStore(tmp_path / "workers" / "episodes.jsonl").read()}
-    assert len(workers) == 2
+    assert all(not worker.endswith(f":{os.getpid()}") for worker in workers)  # played in worker processes
