@@ -130,7 +130,7 @@ def test_resume_after_sigkill_with_a_torn_line(tmp_path):
         "--envs",
         "turtle,function",
         "--agent",
-        "scripted:random:0.05",
+        "scripted:random:0.2",
         "--limit",
         "4",
         "--trials",
@@ -163,7 +163,7 @@ def test_resume_after_sigkill_with_a_torn_line(tmp_path):
     assert "torn last line" in result.stderr
     keys = [json.loads(line)["key"] for line in episodes.read_text().splitlines()]
     assert len(keys) == len(set(keys)) == 16
-    units, _ = build_plan(EvalConfig(envs=["turtle", "function"], agents=["scripted:random:0.05"], limit=4, trials=2))
+    units, _ = build_plan(EvalConfig(envs=["turtle", "function"], agents=["scripted:random:0.2"], limit=4, trials=2))
     assert set(keys) == {u.key for u in units}
     fresh = tmp_path / "fresh"
     subprocess.run([*command[:-2], str(fresh), "--no-progress"], check=True, capture_output=True)
