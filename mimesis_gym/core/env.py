@@ -84,8 +84,8 @@ def gain_parts(name: str, gain: float, *, scale: float, step_penalty: float, tur
 class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
     """Base class of the conversation envs: text in, text out, one task per episode.
 
-    Subclasses set the class attributes below and implement ``_load_pack``, ``_system_prompt``,
-    ``_begin`` and ``_handle``; they may override ``_select_task``, ``_hidden``,
+    Subclasses set the class attributes below and implement ``load_task_pack``,
+    ``_begin`` and ``_handle``; they may override ``_system_prompt``, ``_select_task``, ``_hidden``,
     ``_malformed_outcome``, ``score_context`` and ``oracle_action``.
     """
 
@@ -104,6 +104,8 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
     max_episode_score: ClassVar[float] = 1.0
     """The score the privileged oracle reaches on every demo task (contract suite)."""
     tool_description: ClassVar[str] = "Interact with the environment."
+    default_system_prompt: ClassVar[str] = ""
+    """The policy's system prompt for tasks that carry none of their own (upstream tasks do)."""
 
     def __init__(
         self,
@@ -147,7 +149,7 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
         self.observation_space = UnicodeText()
         self.action_space = UnicodeText()
         self.role_models = RoleModels()
-        self.task_pack: TaskPack[TaskT] = self._load_pack()
+        self.task_pack: TaskPack[TaskT] = self.load_task_pack(self.pack, self.data_dir)
         self.tools: list[dict[str, Any]] = [interact_with_env_tool(self.accepted_kinds, self.tool_description)]
 
         self.task: TaskT | None = None
@@ -163,12 +165,15 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
 
     # ------------------------------------------------------------------ subclass hooks
 
-    def _load_pack(self) -> TaskPack[TaskT]:
-        """The task pack for ``self.pack`` (cached per process by the env's loader)."""
+    @classmethod
+    def load_task_pack(cls, pack: str, data_dir: str | None) -> TaskPack[TaskT]:
+        """The task pack ``pack`` (cached per process by the env's loader); no roles are built, so
+        planners can list tasks without constructing an env."""
         raise NotImplementedError
 
     def _system_prompt(self, task: TaskT) -> str:
-        raise NotImplementedError
+        own = getattr(task, "system_prompt", None)
+        return own if own is not None else self.default_system_prompt
 
     async def _begin(self, task: TaskT) -> str:
         """Start an episode on ``task``; return the agent's opening observation."""

@@ -190,9 +190,11 @@ class LLMRole(Generic[T]):
     max_tokens: int = 1024
     temperature: float = 0.0
 
-    def __init__(self, model: ChatModel, *, lenient: bool = False) -> None:
+    def __init__(self, model: ChatModel, *, lenient: bool = False, templates: dict[str, str] | None = None) -> None:
+        """``templates``: upstream prompt strings (``prompt_set="userrl"``), or ``None`` for our wording."""
         self.model = model
         self.lenient = lenient
+        self.templates = templates
 
     def build_messages(self, **materials: Any) -> list[dict[str, Any]]:
         raise NotImplementedError

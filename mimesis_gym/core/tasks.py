@@ -32,7 +32,14 @@ class TaskPack(Generic[TaskT]):
     drawn from the split's pool (file order) with ``np_random.integers(len(pool))``.
     """
 
-    def __init__(self, name: str, splits: Mapping[str, Sequence[TaskT]]) -> None:
+    def __init__(
+        self,
+        name: str,
+        splits: Mapping[str, Sequence[TaskT]],
+        *,
+        lookup_keys: Callable[[TaskT], Sequence[str]] | None = None,
+    ) -> None:
+        """``lookup_keys`` adds case-insensitive lookups (e.g. titles, as UserRL allowed), built once."""
         self.name = name
         self.splits: dict[str, tuple[TaskT, ...]] = {split: tuple(tasks) for split, tasks in splits.items()}
         self.by_id: dict[str, TaskT] = {}
@@ -41,6 +48,23 @@ class TaskPack(Generic[TaskT]):
                 if task.id in self.by_id:
                     raise ValueError(f"pack {name!r}: duplicate task id {task.id!r}")
                 self.by_id[task.id] = task
+        self._by_key: dict[str, TaskT] = {}
+        if lookup_keys is not None:
+            for task in self.by_id.values():
+                for key in lookup_keys(task):
+                    self._by_key.setdefault(key.lower(), task)
+
+    @classmethod
+    def from_jsonl(
+        cls,
+        name: str,
+        directory: Path,
+        parse: Callable[[dict[str, Any]], TaskT],
+        splits: Sequence[str] = ("train", "test", "demo"),
+        **kwargs: Any,
+    ) -> TaskPack[TaskT]:
+        """A pack from ``<directory>/<split>.jsonl`` files, one record per line."""
+        return cls(name, {split: read_jsonl(directory / f"{split}.jsonl", parse) for split in splits}, **kwargs)
 
     def __len__(self) -> int:
         return len(self.by_id)
@@ -52,10 +76,10 @@ class TaskPack(Generic[TaskT]):
         return {split: len(tasks) for split, tasks in self.splits.items()}
 
     def get(self, task_id: str) -> TaskT:
-        try:
-            return self.by_id[task_id]
-        except KeyError:
-            raise ValueError(f"unknown task_id {task_id!r} in pack {self.name!r}") from None
+        task = self.by_id.get(task_id) or self._by_key.get(task_id.lower())
+        if task is None:
+            raise ValueError(f"unknown task_id {task_id!r} in pack {self.name!r}")
+        return task
 
     def pool(self, split: str) -> tuple[TaskT, ...]:
         if split not in self.splits:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import gymnasium as gym
+from gymnasium.envs.registration import load_env_creator
 from pydantic import BaseModel, Field
 
 import mimesis_gym
@@ -121,11 +122,9 @@ def build_plan(config: EvalConfig) -> tuple[list[WorkUnit], dict[str, int]]:
     tasks: dict[str, list[str]] = {}
     for env_id in ordered:
         kwargs = config.env_kwargs(SHORT_NAMES[env_id])
-        kwargs.pop("user", None)
-        env = gym.make(env_id, user=_planning_user(kwargs), **kwargs)
-        pool = env.unwrapped.task_pack.pool(config.split)  # type: ignore[attr-defined]
-        tasks[env_id] = [task.id for task in pool][: config.limit]
-        env.close()
+        env_class = load_env_creator(gym.spec(env_id).entry_point)
+        pack = env_class.load_task_pack(kwargs.get("pack", "original"), kwargs.get("data_dir"))
+        tasks[env_id] = [task.id for task in pack.pool(config.split)][: config.limit]
     units = [
         WorkUnit(
             agent=agent,
@@ -143,19 +142,6 @@ def build_plan(config: EvalConfig) -> tuple[list[WorkUnit], dict[str, int]]:
         for trial in range(config.trials)
     ]
     return units, {SHORT_NAMES[env_id]: len(ids) for env_id, ids in tasks.items()}
-
-
-class _PlanningUser:
-    """A stand-in chat model so envs whose scripted roles need pack fields can be built to plan."""
-
-    name = "planning"
-
-    async def chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> ChatReply:
-        raise RuntimeError("the planning stand-in is never called")
-
-
-def _planning_user(kwargs: dict[str, Any]) -> Any:
-    return _PlanningUser() if kwargs.get("pack") == "upstream" else "scripted"
 
 
 class _LimitedModel:

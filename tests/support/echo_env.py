@@ -72,7 +72,8 @@ class EchoEnv(ConversationEnv[EchoTask]):
         model = self.role_models.user
         self.listener = ScriptedListener() if model is None else LLMListener(model)
 
-    def _load_pack(self) -> TaskPack[EchoTask]:
+    @classmethod
+    def load_task_pack(cls, pack: str, data_dir: str | None) -> TaskPack[EchoTask]:
         return PACK
 
     def _system_prompt(self, task: EchoTask) -> str:

@@ -120,6 +120,7 @@ class FunctionEnv(ConversationEnv[FunctionTask]):
     reward_part_names: ClassVar[tuple[str, ...]] = ("answer", "step_penalty", "clip")
     packs: ClassVar[tuple[str, ...]] = ("original", "upstream", "procedural")
     draws_llm_seed_base: ClassVar[bool] = False
+    default_system_prompt: ClassVar[str] = SYSTEM_PROMPT
     tool_description: ClassVar[str] = "Probe the hidden function, get the test case, or answer."
 
     def __init__(
@@ -143,15 +144,13 @@ class FunctionEnv(ConversationEnv[FunctionTask]):
 
     # ------------------------------------------------------------------ pack and prompts
 
-    def _load_pack(self) -> TaskPack[FunctionTask]:
-        if self.pack == "procedural":
+    @classmethod
+    def load_task_pack(cls, pack: str, data_dir: str | None) -> TaskPack[FunctionTask]:
+        if pack == "procedural":
             return ProceduralPack()
-        if self.pack == "upstream":
-            return load_upstream_pack(self.data_dir)
+        if pack == "upstream":
+            return load_upstream_pack(data_dir)
         return load_original_pack()
-
-    def _system_prompt(self, task: FunctionTask) -> str:
-        return task.system_prompt if task.system_prompt is not None else SYSTEM_PROMPT
 
     async def _begin(self, task: FunctionTask) -> str:
         self._revealed = False

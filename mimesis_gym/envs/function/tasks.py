@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from mimesis_gym.core.tasks import TaskPack, read_jsonl, resolve_upstream_dir
+from mimesis_gym.core.tasks import TaskPack, resolve_upstream_dir
 from mimesis_gym.envs._userrl import create_kwargs, parquet_rows, prompt_pair, read_json
 from mimesis_gym.envs.function.generate import generate_task
 from mimesis_gym.envs.function.rules import Rule, parse_rule
@@ -67,13 +67,7 @@ class FunctionTask(BaseModel):
 @cache
 def load_original_pack() -> TaskPack[FunctionTask]:
     """The shipped pack: 400 train / 100 test / 3 demo tasks."""
-    return TaskPack(
-        "function/original",
-        {
-            split: read_jsonl(DATA_DIR / f"{split}.jsonl", FunctionTask.model_validate)
-            for split in ("train", "test", "demo")
-        },
-    )
+    return TaskPack.from_jsonl("function/original", DATA_DIR, FunctionTask.model_validate)
 
 
 def load_upstream_pack(data_dir: str | None) -> TaskPack[FunctionTask]:

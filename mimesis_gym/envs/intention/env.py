@@ -94,6 +94,7 @@ class IntentionEnv(ConversationEnv[IntentionTask]):
     reward_part_names: ClassVar[tuple[str, ...]] = ("coverage", "step_penalty", "clip")
     role_names: ClassVar[tuple[str, ...]] = ("responder", "coverage")
     draws_llm_seed_base: ClassVar[bool] = False  # drawn after the held options (§7)
+    default_system_prompt: ClassVar[str] = SYSTEM_PROMPT
     tool_description: ClassVar[str] = "Ask one clarifying question about a missing detail of the task."
 
     def __init__(
@@ -138,11 +139,9 @@ class IntentionEnv(ConversationEnv[IntentionTask]):
         self.held: list[int] = []
         self._history: list[tuple[str, str]] = []
 
-    def _load_pack(self) -> TaskPack[IntentionTask]:
-        return load_upstream_pack(self.data_dir) if self.pack == "upstream" else load_original_pack()
-
-    def _system_prompt(self, task: IntentionTask) -> str:
-        return task.system_prompt if task.system_prompt is not None else SYSTEM_PROMPT
+    @classmethod
+    def load_task_pack(cls, pack: str, data_dir: str | None) -> TaskPack[IntentionTask]:
+        return load_upstream_pack(data_dir) if pack == "upstream" else load_original_pack()
 
     async def _begin(self, task: IntentionTask) -> str:
         self.remaining = list(task.missing_details)

@@ -127,9 +127,8 @@ class LLMResponder(LLMRole[str]):
         knows_details: bool = True,
         templates: dict[str, str] | None = None,
     ) -> None:
-        super().__init__(model, lenient=lenient)
+        super().__init__(model, lenient=lenient, templates=templates)
         self.knows_details = knows_details
-        self.templates = templates
 
     def build_messages(
         self, *, question: str, task: IntentionTask, history: Sequence[tuple[str, str]] = (), **_: Any
@@ -192,10 +191,6 @@ class LLMCoverageJudge(LLMRole[list[int]]):
     name: ClassVar[str] = "coverage"
     json_keys: ClassVar[tuple[str, ...] | None] = ("covered_detail_indices",)
     max_tokens = 2048
-
-    def __init__(self, model: Any, *, lenient: bool = False, templates: dict[str, str] | None = None) -> None:
-        super().__init__(model, lenient=lenient)
-        self.templates = templates
 
     def build_messages(
         self,

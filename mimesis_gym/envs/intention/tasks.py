@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from mimesis_gym.core.tasks import TaskPack, read_jsonl, resolve_upstream_dir
+from mimesis_gym.core.tasks import TaskPack, resolve_upstream_dir
 from mimesis_gym.envs._userrl import create_kwargs, parquet_rows, prompt_pair, read_json
 
 __all__ = [
@@ -102,13 +102,7 @@ class IntentionTask(BaseModel):
 @cache
 def load_original_pack() -> TaskPack[IntentionTask]:
     """The shipped pack: 120 train / 30 test tasks and the demo fixture."""
-    return TaskPack(
-        "intention/original",
-        {
-            split: read_jsonl(DATA_DIR / f"{split}.jsonl", IntentionTask.model_validate)
-            for split in ("train", "test", "demo")
-        },
-    )
+    return TaskPack.from_jsonl("intention/original", DATA_DIR, IntentionTask.model_validate)
 
 
 def load_upstream_pack(data_dir: str | None) -> TaskPack[IntentionTask]:

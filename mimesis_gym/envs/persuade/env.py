@@ -97,6 +97,7 @@ class PersuadeEnv(ConversationEnv[PersuadeTask]):
     tolerated_kinds: ClassVar[dict[str, str]] = {"action": "answer", "search": "answer"}
     reward_part_names: ClassVar[tuple[str, ...]] = ("stance_gain", "step_penalty", "clip")
     role_names: ClassVar[tuple[str, ...]] = ("persuadee", "stance_judge")
+    default_system_prompt: ClassVar[str] = SYSTEM_PROMPT
     tool_description: ClassVar[str] = "Give an argument against the environment's statement."
 
     def __init__(
@@ -140,11 +141,9 @@ class PersuadeEnv(ConversationEnv[PersuadeTask]):
         self._judge_state = PersuadeeState()
         self._history: list[tuple[str, str]] = []
 
-    def _load_pack(self) -> TaskPack[PersuadeTask]:
-        return load_upstream_pack(self.data_dir) if self.pack == "upstream" else load_original_pack()
-
-    def _system_prompt(self, task: PersuadeTask) -> str:
-        return task.system_prompt if task.system_prompt is not None else SYSTEM_PROMPT
+    @classmethod
+    def load_task_pack(cls, pack: str, data_dir: str | None) -> TaskPack[PersuadeTask]:
+        return load_upstream_pack(data_dir) if pack == "upstream" else load_original_pack()
 
     async def _begin(self, task: PersuadeTask) -> str:
         self.stance = START_STANCE

@@ -148,10 +148,6 @@ class LLMPersuadee(LLMRole[tuple[str, str]]):
     json_keys: ClassVar[tuple[str, ...] | None] = ("response", "stance")
     max_tokens = 2048
 
-    def __init__(self, model: Any, *, lenient: bool = False, templates: dict[str, str] | None = None) -> None:
-        super().__init__(model, lenient=lenient)
-        self.templates = templates
-
     def build_messages(
         self, *, argument: str, stance: str, task: PersuadeTask, history: Sequence[tuple[str, str]] = (), **_: Any
     ) -> list[dict[str, Any]]:

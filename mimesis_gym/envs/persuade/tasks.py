@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from mimesis_gym.core.tasks import TaskPack, read_jsonl, resolve_upstream_dir
+from mimesis_gym.core.tasks import TaskPack, resolve_upstream_dir
 from mimesis_gym.envs._userrl import parquet_rows, prompt_pair, read_json
 
 __all__ = ["Counterpoint", "PersuadeTask", "load_original_pack", "load_upstream_pack"]
@@ -53,13 +53,7 @@ class PersuadeTask(BaseModel):
 @cache
 def load_original_pack() -> TaskPack[PersuadeTask]:
     """The shipped pack: 48 train / 12 test claims and the demo fixture."""
-    return TaskPack(
-        "persuade/original",
-        {
-            split: read_jsonl(DATA_DIR / f"{split}.jsonl", PersuadeTask.model_validate)
-            for split in ("train", "test", "demo")
-        },
-    )
+    return TaskPack.from_jsonl("persuade/original", DATA_DIR, PersuadeTask.model_validate)
 
 
 def load_upstream_pack(data_dir: str | None) -> TaskPack[PersuadeTask]:

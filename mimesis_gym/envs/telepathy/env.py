@@ -95,6 +95,7 @@ class TelepathyEnv(ConversationEnv[TelepathyTask]):
     tolerated_kinds: ClassVar[dict[str, str]] = {"search": "action"}
     reward_part_names: ClassVar[tuple[str, ...]] = ("guess_gain", "step_penalty", "clip")
     role_names: ClassVar[tuple[str, ...]] = ("answerer", "guess_judge")
+    default_system_prompt: ClassVar[str] = SYSTEM_PROMPT
     tool_description: ClassVar[str] = "Ask a yes-or-no question about the entity, or guess it."
 
     def __init__(
@@ -134,11 +135,9 @@ class TelepathyEnv(ConversationEnv[TelepathyTask]):
         self.best = 0.0
         self._history: list[tuple[str, str]] = []
 
-    def _load_pack(self) -> TelepathyPack:
-        return load_upstream_pack(self.data_dir) if self.pack == "upstream" else load_original_pack()
-
-    def _system_prompt(self, task: TelepathyTask) -> str:
-        return task.system_prompt if task.system_prompt is not None else SYSTEM_PROMPT
+    @classmethod
+    def load_task_pack(cls, pack: str, data_dir: str | None) -> TelepathyPack:
+        return load_upstream_pack(data_dir) if pack == "upstream" else load_original_pack()
 
     async def _begin(self, task: TelepathyTask) -> str:
         self.best = 0.0

@@ -206,9 +206,8 @@ class LLMAnswerer(LLMYesNoRole):
         sees_history: bool = False,
         templates: dict[str, str] | None = None,
     ) -> None:
-        super().__init__(model, lenient=lenient)
+        super().__init__(model, lenient=lenient, templates=templates)
         self.sees_history = sees_history
-        self.templates = templates
 
     def build_messages(
         self, *, question: str, task: TelepathyTask, history: tuple[tuple[str, str], ...] = (), **_: Any
@@ -227,10 +226,6 @@ class LLMGuessJudge(LLMRole[tuple[float, str]]):
     name: ClassVar[str] = "guess_judge"
     json_keys: ClassVar[tuple[str, ...] | None] = ("judgment", "feedback")
     max_tokens = 2048
-
-    def __init__(self, model: Any, *, lenient: bool = False, templates: dict[str, str] | None = None) -> None:
-        super().__init__(model, lenient=lenient)
-        self.templates = templates
 
     def build_messages(self, *, guess: str, task: TelepathyTask, **_: Any) -> list[dict[str, Any]]:
         if self.templates is not None:

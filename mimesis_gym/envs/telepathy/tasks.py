@@ -78,15 +78,8 @@ class TelepathyPack(TaskPack[TelepathyTask]):
     """Lookup by id or by title, case-insensitively (as UserRL did)."""
 
     def __init__(self, name: str, splits: dict[str, list[TelepathyTask]], vocabulary: Vocabulary | None) -> None:
-        super().__init__(name, splits)
+        super().__init__(name, splits, lookup_keys=lambda task: (task.id, task.title))
         self.vocabulary = vocabulary
-        self._by_key = {task.id.lower(): task for task in self.by_id.values()}
-        for task in self.by_id.values():
-            self._by_key.setdefault(task.title.lower(), task)
-
-    def get(self, task_id: str) -> TelepathyTask:
-        task = self._by_key.get(task_id.lower())
-        return task if task is not None else super().get(task_id)
 
 
 def _vocabulary() -> Vocabulary:

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from mimesis_gym.core.actions import ParsedAction
 from mimesis_gym.core.env import ConversationEnv, StepOutcome, gain_parts
 from mimesis_gym.core.roles import Role
+from mimesis_gym.core.tasks import TaskPack
 from mimesis_gym.envs._roles import ask
 from mimesis_gym.envs._userrl import read_prompt_strings, userrl_root
 from mimesis_gym.envs.turtle.roles import (
@@ -17,7 +18,7 @@ from mimesis_gym.envs.turtle.roles import (
     ScriptedOracle,
     ScriptedRubric,
 )
-from mimesis_gym.envs.turtle.tasks import TurtlePack, TurtleTask, load_original_pack, load_upstream_pack
+from mimesis_gym.envs.turtle.tasks import TurtleTask, load_original_pack, load_upstream_pack
 from mimesis_gym.users.registry import resolve_role_models
 
 __all__ = ["TurtleEnv"]
@@ -105,6 +106,7 @@ class TurtleEnv(ConversationEnv[TurtleTask]):
     tolerated_kinds: ClassVar[dict[str, str]] = {"search": "action"}
     reward_part_names: ClassVar[tuple[str, ...]] = ("answer_gain", "step_penalty", "clip")
     role_names: ClassVar[tuple[str, ...]] = ("oracle", "rubric")
+    default_system_prompt: ClassVar[str] = SYSTEM_PROMPT
     tool_description: ClassVar[str] = "Ask a yes-or-no question about the hidden story, or tell the story."
 
     def __init__(
@@ -147,11 +149,9 @@ class TurtleEnv(ConversationEnv[TurtleTask]):
         self.best = 0.0
         self._history: list[tuple[str, str]] = []
 
-    def _load_pack(self) -> TurtlePack:
-        return load_upstream_pack(self.data_dir) if self.pack == "upstream" else load_original_pack()
-
-    def _system_prompt(self, task: TurtleTask) -> str:
-        return task.system_prompt if task.system_prompt is not None else SYSTEM_PROMPT
+    @classmethod
+    def load_task_pack(cls, pack: str, data_dir: str | None) -> TaskPack[TurtleTask]:
+        return load_upstream_pack(data_dir) if pack == "upstream" else load_original_pack()
 
     async def _begin(self, task: TurtleTask) -> str:
         self.best = 0.0

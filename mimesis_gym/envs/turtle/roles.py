@@ -110,9 +110,8 @@ class LLMOracle(LLMYesNoRole):
         sees_history: bool = False,
         templates: dict[str, str] | None = None,
     ) -> None:
-        super().__init__(model, lenient=lenient)
+        super().__init__(model, lenient=lenient, templates=templates)
         self.sees_history = sees_history
-        self.templates = templates
 
     def build_messages(
         self, *, question: str, task: TurtleTask, history: Sequence[tuple[str, str]] = (), **_: Any
@@ -134,10 +133,6 @@ class LLMRubric(LLMRole[list[float]]):
     name: ClassVar[str] = "rubric"
     json_keys: ClassVar[tuple[str, ...] | None] = ("scores",)
     max_tokens = 2048
-
-    def __init__(self, model: Any, *, lenient: bool = False, templates: dict[str, str] | None = None) -> None:
-        super().__init__(model, lenient=lenient)
-        self.templates = templates
 
     def build_messages(self, *, story: str, task: TurtleTask, **_: Any) -> list[dict[str, Any]]:
         protocol = _protocol(task)

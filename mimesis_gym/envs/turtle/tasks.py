@@ -7,10 +7,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from mimesis_gym.core.tasks import TaskPack, read_jsonl, resolve_upstream_dir
+from mimesis_gym.core.tasks import TaskPack, resolve_upstream_dir
 from mimesis_gym.envs._userrl import parquet_rows, prompt_pair, read_json
 
-__all__ = ["Criterion", "Fact", "TurtlePack", "TurtleTask", "load_original_pack", "load_upstream_pack"]
+__all__ = ["Criterion", "Fact", "TurtleTask", "load_original_pack", "load_upstream_pack"]
 
 DATA_DIR = Path(__file__).parent / "data"
 USERRL_STORIES = Path("gyms/TurtleGym/turtlegym/data/all_stories_refined.json")
@@ -61,16 +61,8 @@ class TurtleTask(BaseModel):
         return self.facts is not None and all(c.keywords is not None for c in self.criteria)
 
 
-class TurtlePack(TaskPack[TurtleTask]):
-    """Task ids are titles for UserRL tasks; lookups are case-insensitive."""
-
-    def get(self, task_id: str) -> TurtleTask:
-        if task_id in self.by_id:
-            return self.by_id[task_id]
-        lowered = {key.lower(): task for key, task in self.by_id.items()}
-        if task_id.lower() in lowered:
-            return lowered[task_id.lower()]
-        return super().get(task_id)
+def _lookup_keys(task: TurtleTask) -> tuple[str, ...]:
+    return (task.id, task.title)  # UserRL tasks are looked up by title, case-insensitively
 
 
 def _from_record(record: dict) -> TurtleTask:
@@ -89,21 +81,18 @@ def _from_record(record: dict) -> TurtleTask:
 
 
 @cache
-def load_original_pack() -> TurtlePack:
+def load_original_pack() -> TaskPack[TurtleTask]:
     """The shipped pack: 64 train / 16 test puzzles and the demo fixture."""
-    return TurtlePack(
-        "turtle/original",
-        {split: read_jsonl(DATA_DIR / f"{split}.jsonl", _from_record) for split in ("train", "test", "demo")},
-    )
+    return TaskPack.from_jsonl("turtle/original", DATA_DIR, _from_record, lookup_keys=_lookup_keys)
 
 
-def load_upstream_pack(data_dir: str | None) -> TurtlePack:
+def load_upstream_pack(data_dir: str | None) -> TaskPack[TurtleTask]:
     """UserRL's 471 stories split by the parquets (423 / 48); ids are titles."""
     return _load_upstream(resolve_upstream_dir(data_dir, "MIMESIS_GYM_USERRL_DIR").resolve())
 
 
 @lru_cache(maxsize=8)
-def _load_upstream(root: Path) -> TurtlePack:
+def _load_upstream(root: Path) -> TaskPack[TurtleTask]:
     stories = {
         story["new_title"].lower(): story
         for story in read_json(root / USERRL_STORIES).values()
@@ -130,4 +119,4 @@ def _load_upstream(root: Path) -> TurtlePack:
                 )
             )
         splits[split] = tasks
-    return TurtlePack("turtle/upstream", splits)
+    return TaskPack("turtle/upstream", splits, lookup_keys=_lookup_keys)
