@@ -132,7 +132,16 @@ def _cmd_play(args: argparse.Namespace) -> int:
 def _cmd_check(args: argparse.Namespace) -> int:
     from mimesis_gym.evaluation.contract import run_checks
 
-    results = run_checks(_env_ids(args.envs))
+    if args.user is not None or args.agent is not None:
+        from mimesis_gym.evaluation.health import check_agent, check_user
+
+        results = []
+        if args.user is not None:
+            results += check_user(args.user, _env_ids(args.envs), role_max_tokens=args.role_max_tokens)
+        if args.agent is not None:
+            results += check_agent(args.agent)
+    else:
+        results = run_checks(_env_ids(args.envs))
     for result in results:
         status = "ok  " if result.ok else "FAIL"
         print(f"{status} {result.env_id:<28} {result.check:<16} {result.detail}")
@@ -225,6 +234,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             "on_no_tool_call": args.on_no_tool_call,
             "data_dir": args.data_dir,
             "workers": args.workers,
+            "ray_address": args.ray_address,
         }
         settings.update({key: value for key, value in explicit.items() if value is not None})
         settings["agents"] = [a.strip() for a in settings.get("agents", ["tiny"])]
@@ -372,6 +382,10 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--data-dir", help="UserRL root: evaluate on the upstream task sets (pack='upstream')")
     ev.add_argument("--paper", action="store_true", help="the paper's preset (needs --data-dir)")
     ev.add_argument("--workers", type=int, help="worker processes sharing the units (default 1)")
+    ev.add_argument(
+        "--ray", dest="ray_address", metavar="ADDRESS",
+        help="run the --workers as Ray actors on the cluster at ADDRESS (host:port or auto; extra `ray`)",
+    )  # fmt: skip
     ev.add_argument("--privileged", action="store_true", help="store thought records in the records")
     ev.add_argument("--env-arg", action="append", help="ENV.KEY=VALUE passed to that env (repeatable)")
     ev.add_argument("--out", help="output directory (default runs/eval-<UTC time>)")
@@ -391,6 +405,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="run the env contract suite (non-zero exit on failure)")
     check.add_argument("--envs", help="comma-separated env ids or short names (default: all)")
+    check.add_argument("--user", help="health-check this user alias: endpoint, one completion, one role call per env")
+    check.add_argument("--agent", help="health-check this agent alias: one tool-call round trip")
+    check.add_argument("--role-max-tokens", type=int, help="cap every role call's max_tokens (env kwarg)")
     check.set_defaults(run=_cmd_check)
     return parser
 

@@ -72,6 +72,7 @@ class EvalConfig(BaseModel):
     on_no_tool_call: Literal["grammar", "end"] = "grammar"
     preset: str | None = None
     workers: int = Field(1, ge=1, description="worker processes (spawned); this process stays the only writer")
+    ray_address: str | None = Field(None, description="run the workers as Ray actors on this cluster (extra `ray`)")
 
     def env_kwargs(self, env: str) -> dict[str, Any]:
         """The kwargs of env ``env`` (short name): upstream data when ``data_dir`` is set, then overrides."""
@@ -494,15 +495,26 @@ def _worker_main(config_json: str, run_id: str, units: Any, results: Any, worker
     asyncio.run(loop())
 
 
-async def _run_in_workers(
-    config: EvalConfig,
-    todo: Sequence[WorkUnit],
-    run_id: str,
-    store: ResultsStore,
-    counts: dict[str, int],
-    bar: Any,
-    stop: asyncio.Event,
-) -> None:
+class _Sink:
+    """The coordinator's side of scale-out: append each record from a worker, count it, tick the bar."""
+
+    def __init__(self, store: ResultsStore, counts: dict[str, int], bar: Any, stop: asyncio.Event) -> None:
+        self.store, self.counts, self.bar, self.stop = store, counts, bar, stop
+
+    async def accept(self, payload: str) -> bool:
+        """Store one record sent as JSON by a worker; False once a drain has been requested."""
+        return await self.add(EpisodeRecord.model_validate_json(payload))
+
+    async def add(self, record: EpisodeRecord) -> bool:
+        """Store one record; False once a drain has been requested."""
+        await self.store.append(record)
+        self.counts[record.status] += 1
+        if self.bar is not None:
+            self.bar.update(1)
+        return not self.stop.is_set()
+
+
+async def _run_in_workers(config: EvalConfig, todo: Sequence[WorkUnit], run_id: str, sink: _Sink) -> None:
     """Spread units over ``config.workers`` spawned processes; this process stays the only writer."""
     import multiprocessing
 
@@ -521,19 +533,28 @@ async def _run_in_workers(
         process.start()
     try:
         for _ in range(len(todo)):
-            payload = await asyncio.to_thread(results.get)
-            record = EpisodeRecord.model_validate_json(payload)
-            await store.append(record)
-            counts[record.status] += 1
-            if bar is not None:
-                bar.update(1)
-            if stop.is_set():
+            if not await sink.accept(await asyncio.to_thread(results.get)):
                 break
     finally:
         for process in processes:
-            if stop.is_set():
+            if sink.stop.is_set():
                 process.terminate()
             process.join(timeout=30)
+
+
+async def _run_on_ray(config: EvalConfig, todo: Sequence[WorkUnit], run_id: str, sink: _Sink) -> None:
+    """The same loop in ``config.workers`` Ray actors on the cluster at ``config.ray_address``."""
+    from mimesis_gym.evaluation.ray_workers import run_units_on_ray
+
+    await run_units_on_ray(
+        config.ray_address or "auto",
+        config.model_dump_json(),
+        run_id,
+        [unit.model_dump_json() for unit in todo],
+        actors=config.workers,
+        lanes=max(1, config.concurrency // config.workers),
+        accept=sink.accept,
+    )
 
 
 async def run_eval(
@@ -590,27 +611,27 @@ async def run_eval(
         meta["resumes"].append({"at": _now(), "skipped": len(units) - len(todo), "run": len(todo)})
     _write_run_json(out, meta)
 
-    runtime = _Runtime(config, workers=1)
     bar = None
     if progress and sys.stderr.isatty():
         from tqdm import tqdm
 
         bar = tqdm(total=len(units), initial=len(units) - len(todo), desc="episodes", file=sys.stderr)
     counts: dict[str, int] = defaultdict(int)
+    sink = _Sink(store, counts, bar, stop)
+    if config.ray_address is not None and todo:
+        tasks.append(asyncio.ensure_future(_run_on_ray(config, todo, meta["run_id"], sink)))
+    elif config.workers > 1 and todo:
+        tasks.append(asyncio.ensure_future(_run_in_workers(config, todo, meta["run_id"], sink)))
+    elif todo:
+        runtime = _Runtime(config, workers=1)  # the models live here only when this process plays
 
-    async def one(unit: WorkUnit) -> None:
-        async with runtime.episodes:
-            if stop.is_set():
-                return
-            record = await runtime.run(unit, meta["run_id"])
-        await store.append(record)
-        counts[record.status] += 1
-        if bar is not None:
-            bar.update(1)
+        async def one(unit: WorkUnit) -> None:
+            async with runtime.episodes:
+                if stop.is_set():
+                    return
+                record = await runtime.run(unit, meta["run_id"])
+            await sink.add(record)
 
-    if config.workers > 1 and todo:
-        tasks.append(asyncio.ensure_future(_run_in_workers(config, todo, meta["run_id"], store, counts, bar, stop)))
-    else:
         tasks.extend(asyncio.ensure_future(one(unit)) for unit in todo)
     everything = asyncio.ensure_future(asyncio.gather(*tasks))
     try:
