@@ -27,7 +27,9 @@ def _slug(text: str) -> str:
 
 
 def write_plots(out_dir: Path, sections: Sequence[Section]) -> list[Path]:
-    """Write the plots that need no episodes; the list of files written (empty without matplotlib)."""
+    """Write the plots that need no episodes; the list of files written (empty without matplotlib or rows)."""
+    if not any(section.rows for section in sections):
+        return []
     try:
         import matplotlib
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from mimesis_gym.evaluation.abcd_table import AbcdSummary, abcd_markdown
 from mimesis_gym.evaluation.aggregate import (
     ENV_COLUMNS,
     HELD_OUT,
@@ -175,8 +176,19 @@ def _cell_value(row: SummaryRow, column: str) -> float | None:
     return row.scores.get(column)
 
 
-def write_summary(out_dir: Path, sections: Sequence[Section], *, mode: str, weights: Mapping[str, float]) -> None:
-    """Write ``summary.json``, ``summary.csv`` and ``summary.md`` into ``out_dir``."""
+def write_summary(
+    out_dir: Path,
+    sections: Sequence[Section],
+    *,
+    mode: str,
+    weights: Mapping[str, float],
+    abcd: Sequence[AbcdSummary] = (),
+) -> None:
+    """Write ``summary.json``, ``summary.csv`` and ``summary.md`` into ``out_dir``.
+
+    ``abcd`` (the ABCD table, reported apart from Avg and MR) adds its own key, CSV rows with
+    column ``abcd`` and a markdown section before the failure table.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     means = mean_over_users(sections)
     # rows ordered by the agent's mean Avg over users, worst first
@@ -187,6 +199,7 @@ def write_summary(out_dir: Path, sections: Sequence[Section], *, mode: str, weig
         "agents": order,
         "sections": [section.model_dump() for section in sections],
         "mean_over_users": means,
+        "abcd": [summary.model_dump() for summary in abcd],
     }
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     with (out_dir / "summary.csv").open("w", newline="", encoding="utf-8") as handle:
@@ -205,6 +218,17 @@ def write_summary(out_dir: Path, sections: Sequence[Section], *, mode: str, weig
                             "value": "" if value is None else repr(value),
                         }
                     )
+        for summary_row in abcd:
+            writer.writerow(
+                {
+                    "user": summary_row.user,
+                    "judge": "self",
+                    "agent": summary_row.agent,
+                    "column": "abcd",
+                    "value": repr(summary_row.score),
+                    "n_episodes": summary_row.n_episodes,
+                }
+            )
     lines: list[str] = []
     for section in sections:
         judge = "" if section.judge == "self" else f" (judge: {section.judge})"
@@ -223,6 +247,7 @@ def write_summary(out_dir: Path, sections: Sequence[Section], *, mode: str, weig
         lines += [f"## Mean over {len(sections)} users", "", *_markdown_table(mean_rows, order), ""]
     if any(row.avg_partial or row.mr_partial for section in sections for row in section.rows):
         lines.append("‡ averaged over the columns that have a value (— = not measured).")
+    lines += abcd_markdown(abcd)
     failures = [
         (section.user, row.label, column, cell)
         for section in sections

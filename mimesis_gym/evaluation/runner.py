@@ -34,6 +34,7 @@ from mimesis_gym.agents.registry import make_agent
 from mimesis_gym.core.chat import ChatReply, current_call_context
 from mimesis_gym.core.jsonfix import JSONCoercionError, coerce_json
 from mimesis_gym.envs import ENV_IDS, SHORT_NAMES
+from mimesis_gym.evaluation.abcd_table import ABCD_ENV, abcd_summaries
 from mimesis_gym.evaluation.aggregate import ENV_COLUMNS, env_score, mean_ranks, task_scores, weighted_avg
 from mimesis_gym.evaluation.records import EpisodeRecord, StepRecord, UserFailureRecord, unit_key
 from mimesis_gym.evaluation.report import Section, SummaryRow, write_summary
@@ -407,6 +408,18 @@ def summarise(records: Sequence[EpisodeRecord], planned: dict[str, int], mode: s
     return sections
 
 
+def _summarise_and_write(
+    records: Sequence[EpisodeRecord], planned: dict[str, int], mode: str, judge: str | None, out: Path
+) -> list[Section]:
+    """Score the records (the eight-env table and, apart, the ABCD table) and write the summary files."""
+    scored = [record for record in records if record.env != ABCD_ENV]
+    sections = summarise(scored, planned, mode, judge)
+    labels = {record.user: resolve_user(record.user).label for record in records}
+    abcd = abcd_summaries(records, labels)
+    write_summary(out, sections, mode=mode, weights={k: v for k, v in planned.items() if k != ABCD_ENV}, abcd=abcd)
+    return sections
+
+
 def report_runs(run_dirs: Sequence[Path], out: Path, *, mode: str | None = None, force: bool = False) -> list[Section]:
     """Merge the records of several runs into one summary (rows = agents, sections = users).
 
@@ -427,9 +440,7 @@ def report_runs(run_dirs: Sequence[Path], out: Path, *, mode: str | None = None,
         judge = judge or meta["config"].get("judge")
         chosen_mode = chosen_mode or meta["config"].get("user_failures", "exclude")
         records.update(ResultsStore(run_dir / "episodes.jsonl").latest())
-    sections = summarise(list(records.values()), planned, chosen_mode or "exclude", judge)
-    write_summary(out, sections, mode=chosen_mode or "exclude", weights=planned)
-    return sections
+    return _summarise_and_write(list(records.values()), planned, chosen_mode or "exclude", judge, out)
 
 
 def _write_run_json(out: Path, meta: dict[str, Any]) -> None:
@@ -654,8 +665,7 @@ async def run_eval(
         if bar is not None:
             bar.close()
     records = list(store.latest().values())
-    sections = summarise(records, planned, config.user_failures, config.judge)
-    write_summary(out, sections, mode=config.user_failures, weights=planned)
+    sections = _summarise_and_write(records, planned, config.user_failures, config.judge, out)
     totals: dict[str, int] = defaultdict(int)
     for record in records:
         totals[record.status] += 1
