@@ -177,6 +177,11 @@ ENV_EPISODES = {
         ["[answer] Cars let elderly people reach the centre."],
         {"persuadee"},
     ),
+    "mimesis/SearchGym-v0": (  # an offline BM25 search (no model call), then a mismatch the judge decides
+        "search-demo-01",
+        ["[search] Who designed the Harrowgate Bridge?", "[answer] Carrowmere"],
+        {"answer_judge"},
+    ),
 }
 
 

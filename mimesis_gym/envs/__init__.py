@@ -14,6 +14,7 @@ ENTRY_POINTS: dict[str, str] = {
     "mimesis/PersuadeGym-v0": "mimesis_gym.envs.persuade.env:PersuadeEnv",
     "mimesis/IntentionGym-v0": "mimesis_gym.envs.intention.env:IntentionEnv",
     "mimesis/TelepathyGym-v0": "mimesis_gym.envs.telepathy.env:TelepathyEnv",
+    "mimesis/SearchGym-v0": "mimesis_gym.envs.search.env:SearchEnv",
 }
 """Every registered id and its entry point. Only envs that exist are listed."""
 
@@ -23,6 +24,7 @@ SHORT_NAMES: dict[str, str] = {
     "mimesis/PersuadeGym-v0": "persuade",
     "mimesis/IntentionGym-v0": "intention",
     "mimesis/TelepathyGym-v0": "telepathy",
+    "mimesis/SearchGym-v0": "search",
 }
 ENV_IDS: tuple[str, ...] = tuple(ENTRY_POINTS)
 
