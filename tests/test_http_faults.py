@@ -296,6 +296,12 @@ def test_an_env_against_an_always_refusing_server_falls_back_on_every_step(serve
 
 
 REFUSING_USER_EPISODES = {
+    "mimesis/TravelGym-v0": (
+        "travel-demo-01",
+        "[action] Hello there.",
+        "responder",
+        "Sorry, I'm not sure how to respond to that right now. Could you try again?",
+    ),
     "mimesis/TurtleGym-v0": (
         "turtle-demo-01",
         "[action] Is it a ghost?",

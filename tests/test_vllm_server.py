@@ -157,6 +157,15 @@ def test_an_env_with_the_tiny_user_over_http_completes_three_turns(vllm_base_url
 
 
 ENV_EPISODES = {
+    "mimesis/TravelGym-v0": (  # search judge; classifier then responder; a deterministic answer
+        "travel-demo-01",
+        [
+            "[search] rental car in Lisbon from May 3 to May 7",
+            "[action] Would you like an electric car or a petrol one?",
+            "[answer] C2",
+        ],
+        {"search_judge", "classifier", "responder"},
+    ),
     "mimesis/TurtleGym-v0": (
         "turtle-demo-01",
         ["[action] Was the clock blinking?", "[answer] The power was cut."],

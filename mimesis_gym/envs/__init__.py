@@ -9,6 +9,7 @@ __all__ = ["ENV_IDS", "SHORT_NAMES", "register_envs"]
 MAX_EPISODE_STEPS = 16
 
 ENTRY_POINTS: dict[str, str] = {
+    "mimesis/TravelGym-v0": "mimesis_gym.envs.travel.env:TravelEnv",
     "mimesis/TurtleGym-v0": "mimesis_gym.envs.turtle.env:TurtleEnv",
     "mimesis/FunctionGym-v0": "mimesis_gym.envs.function.env:FunctionEnv",
     "mimesis/PersuadeGym-v0": "mimesis_gym.envs.persuade.env:PersuadeEnv",
@@ -19,6 +20,7 @@ ENTRY_POINTS: dict[str, str] = {
 """Every registered id and its entry point. Only envs that exist are listed."""
 
 SHORT_NAMES: dict[str, str] = {
+    "mimesis/TravelGym-v0": "travel",
     "mimesis/TurtleGym-v0": "turtle",
     "mimesis/FunctionGym-v0": "function",
     "mimesis/PersuadeGym-v0": "persuade",
