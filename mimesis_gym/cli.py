@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
+from gymnasium.envs.registration import load_env_creator
 
 import mimesis_gym
 from mimesis_gym.envs import ENV_IDS, SHORT_NAMES
@@ -59,7 +60,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
         print(f"{'':<28} {'':<10} original pack: {counts}")
         if upstream:
             try:
-                up = gym.make(env_id, pack="upstream").unwrapped.task_pack.counts()  # type: ignore[attr-defined]
+                env_class = load_env_creator(gym.spec(env_id).entry_point)
+                up = env_class.load_task_pack("upstream", upstream).counts()  # type: ignore[attr-defined]
                 print(f"{'':<28} {'':<10} upstream ($MIMESIS_GYM_USERRL_DIR): {up}")
             except (ValueError, OSError, ImportError) as error:
                 print(f"{'':<28} {'':<10} upstream: unavailable ({error})")
