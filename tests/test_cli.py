@@ -49,7 +49,7 @@ def test_play_stops_on_end_of_input(monkeypatch, capsys):
 
 
 def test_unknown_env_names_the_known_ones():
-    with pytest.raises(SystemExit, match=r"unknown env 'nope'; known: turtle"):
+    with pytest.raises(SystemExit, match=r"unknown env 'nope'; known: travel \(mimesis/TravelGym-v0\), turtle"):
         main(["play", "nope"])
 
 
