@@ -157,6 +157,15 @@ def test_an_env_with_the_tiny_user_over_http_completes_three_turns(vllm_base_url
 
 
 ENV_EPISODES = {
+    "mimesis/TauGym-v0": (  # the opening user call at reset, a user reply, a deterministic tool call
+        "orig-retail-demo-000",
+        [
+            "[action] Hello! What is your email?",
+            '[answer] {"name": "find_user_id_by_email", "arguments": {"email": "theo.iwasaki30@example.net"}}',
+            "[action] Anything else?",
+        ],
+        {"user"},
+    ),
     "mimesis/TravelGym-v0": (  # search judge; classifier then responder; a deterministic answer
         "travel-demo-01",
         [

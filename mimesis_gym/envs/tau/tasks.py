@@ -1,0 +1,397 @@
+"""TauGym tasks and databases: schema, the shipped pack and the upstream loader (envs/tau.md §3).
+
+Both packs share one model: per domain a pristine :class:`~mimesis_gym.envs.tau.db.Database` and
+tasks in UserRL's record format (``{id, obs, info: {task: {user_id, actions, instruction,
+outputs}}}``). Everything is parsed once per process; the gold state of a task (its gold actions
+replayed on a fresh copy, transfers skipped) and its ``user_facts`` are computed on first use and
+cached on the pack. A pack pickles as the recipe to reload it, so envs pickle cheaply.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from mimesis_gym.core.tasks import TaskPack, resolve_upstream_dir
+from mimesis_gym.envs.tau.db import Database, EpisodeDB
+from mimesis_gym.envs.tau.toolkit import TRANSFER_TOOL, Tool, call_tool
+
+__all__ = [
+    "DOMAIN_TABLES",
+    "GoldAction",
+    "GoldReplay",
+    "TauPack",
+    "TauTask",
+    "UserFacts",
+    "domain_tools",
+    "load_original_pack",
+    "load_pack",
+    "load_upstream_pack",
+    "replay",
+]
+
+DATA_DIR = Path(__file__).parent / "data" / "original"
+ENV_VAR = "MIMESIS_GYM_TAU_DIR"
+DOMAIN_TABLES: dict[str, tuple[str, ...]] = {
+    "retail": ("users", "orders", "products"),
+    "airline": ("users", "reservations", "flights"),
+}
+DOMAIN_DIRS = ("tau-bench/{domain}", "{domain}", "tau_bench/envs/{domain}")
+TASK_DIRS = ("userrl/gyms/TauGym/taugym/data", "gyms/TauGym/taugym/data", ".")
+TASK_FILES = {"train": "tau_train.json", "test": "tau_test.json"}
+PARQUET_DIRS = ("userrl/data/tau_multiturn", "data/tau_multiturn")
+ORIGINAL_TASK_FILES = {"train": "tasks_train.json", "test": "tasks_test.json", "demo": "tasks_demo.json"}
+_TRAILING_NUMBER = re.compile(r"(\d+)$")
+
+
+class GoldAction(BaseModel):
+    """One gold tool call: ``name`` and ``kwargs`` exactly as in the data (ints stay ints)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    kwargs: dict[str, Any]
+
+
+class UserFacts(BaseModel):
+    """What the scripted user knows and says (§7.3); absent facts are ``None`` or empty."""
+
+    model_config = ConfigDict(frozen=True)
+
+    user_id: str | None = None
+    first_name: str | None = None
+    last_name: str | None = None
+    zip: str | None = None
+    email: str | None = None
+    knows_email: bool = False
+    knows_user_id: bool = False
+    request: str = ""
+    orders: tuple[str, ...] = ()
+    items: dict[str, str] = {}
+    targets: dict[str, str] = {}
+    payment: str | None = None
+    reason: str | None = None
+    address: str | None = None
+    reservations: tuple[str, ...] = ()
+    flights: tuple[str, ...] = ()
+    passengers: tuple[str, ...] = ()
+    bags: str | None = None
+
+
+class TauTask(BaseModel):
+    """A TauGym task. ``obs`` is the recorded first customer message; ``system_prompt`` and
+    ``opening_prompt`` are UserRL's parquet texts when available (upstream pack), else ``None``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    split: str
+    domain: str
+    obs: str
+    user_id: str
+    actions: tuple[GoldAction, ...]
+    instruction: str
+    outputs: tuple[str, ...] = ()
+    kind: str | None = None
+    user_facts: UserFacts | None = None
+    system_prompt: str | None = None
+    opening_prompt: str | None = None
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any], split: str, **extra: Any) -> TauTask:
+        """A task from UserRL's record format (plus ``kind`` / ``user_facts`` at the top level)."""
+        try:
+            task = record["info"]["task"]
+            task_id = record["id"]
+            return cls(
+                id=task_id,
+                split=split,
+                domain="airline" if "airline" in task_id else "retail",
+                obs=record.get("obs") or "",
+                user_id=task["user_id"],
+                actions=tuple(GoldAction(name=a["name"], kwargs=a["kwargs"]) for a in task["actions"]),
+                instruction=task["instruction"],
+                outputs=tuple(task.get("outputs") or ()),
+                kind=record.get("kind"),
+                user_facts=UserFacts.model_validate(record["user_facts"]) if record.get("user_facts") else None,
+                **extra,
+            )
+        except (KeyError, TypeError) as error:
+            raise ValueError(f"TauGym record without {error}: {str(record)[:120]}") from None
+
+    def to_record(self) -> dict[str, Any]:
+        """The task in UserRL's record format (the shipped pack adds ``kind`` and ``user_facts``)."""
+        record: dict[str, Any] = {
+            "id": self.id,
+            "obs": self.obs,
+            "info": {
+                "task": {
+                    "user_id": self.user_id,
+                    "actions": [{"name": a.name, "kwargs": a.kwargs} for a in self.actions],
+                    "instruction": self.instruction,
+                    "outputs": list(self.outputs),
+                }
+            },
+        }
+        if self.kind is not None:
+            record["kind"] = self.kind
+        if self.user_facts is not None:
+            record["user_facts"] = self.user_facts.model_dump(mode="json")
+        return record
+
+
+_TOOLS: dict[str, dict[str, Tool]] = {}
+
+
+def domain_tools(domain: str) -> dict[str, Tool]:
+    """The tools of ``domain`` by name (``retail`` or ``airline``)."""
+    tools = _TOOLS.get(domain)
+    if tools is None:
+        from mimesis_gym.envs.tau.tools_airline import AIRLINE_TOOLS
+        from mimesis_gym.envs.tau.tools_retail import RETAIL_TOOLS
+
+        _TOOLS.update(retail=RETAIL_TOOLS, airline=AIRLINE_TOOLS)
+        tools = _TOOLS[domain]
+    return tools
+
+
+def replay(db: EpisodeDB, actions: Sequence[GoldAction], tools: Mapping[str, Tool]) -> list[str]:
+    """Run gold actions on ``db`` (transfers and names that are not tools skipped); their results."""
+    results = []
+    for action in actions:
+        if action.name == TRANSFER_TOOL or action.name not in tools:
+            continue
+        results.append(call_tool(tools, db, action.name, action.kwargs))
+    return results
+
+
+@dataclass
+class GoldReplay:
+    """A task's gold state: the episode view after its gold actions (never mutated) and the results."""
+
+    db: EpisodeDB
+    results: tuple[str, ...]
+    _digest: str | None = field(default=None, repr=False)
+    _texts: dict[tuple[str, str], str] | None = field(default=None, repr=False)
+
+    @property
+    def touched_texts(self) -> dict[tuple[str, str], str]:
+        """Canonical strings of the records the gold actions changed (for cheap comparisons)."""
+        if self._texts is None:
+            self._texts = self.db.touched_texts()
+        return self._texts
+
+    def reached_by(self, db: EpisodeDB) -> bool:
+        """Whether ``db`` (an episode over the same pristine tables) equals the gold state."""
+        if db.base is not self.db.base:
+            raise ValueError("cannot compare episode databases over different pristine tables")
+        return db.matches(self.touched_texts)
+
+    @property
+    def digest(self) -> str:
+        if self._digest is None:
+            self._digest = self.db.digest()
+        return self._digest
+
+
+class TauPack(TaskPack[TauTask]):
+    """Tasks, the pristine database and the policy text of each domain, and per-task caches."""
+
+    def __init__(
+        self,
+        name: str,
+        splits: Mapping[str, Sequence[TauTask]],
+        databases: Mapping[str, Database],
+        policies: Mapping[str, str | None],
+        recipe: tuple[str, str | None],
+    ) -> None:
+        super().__init__(name, splits)
+        self.databases = dict(databases)
+        self.policies = dict(policies)
+        self.recipe = recipe
+        self._gold: dict[str, GoldReplay] = {}
+        self._facts: dict[str, UserFacts] = {}
+        self._calls: dict[str, tuple[GoldAction, ...]] = {}
+        self._pools: dict[tuple[str, str | None], tuple[TauTask, ...]] = {}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (load_pack, self.recipe)
+
+    @property
+    def domains(self) -> tuple[str, ...]:
+        return tuple(self.databases)
+
+    def domain_pool(self, split: str, domain: str | None) -> tuple[TauTask, ...]:
+        """The split's tasks of ``domain`` (all domains for ``None``), file order; errors name the choices."""
+        key = (split, domain)
+        pool = self._pools.get(key)
+        if pool is None:
+            tasks = self.pool(split)
+            pool = tasks if domain is None else tuple(task for task in tasks if task.domain == domain)
+            if not pool:
+                raise ValueError(f"split {split!r} of pack {self.name!r} has no {domain} tasks")
+            self._pools[key] = pool
+        return pool
+
+    def gold(self, task: TauTask) -> GoldReplay:
+        """The gold state of ``task`` (cached per pack and task)."""
+        replayed = self._gold.get(task.id)
+        if replayed is None:
+            db = EpisodeDB(self.databases[task.domain])
+            results = replay(db, task.actions, domain_tools(task.domain))
+            replayed = self._gold[task.id] = GoldReplay(db, tuple(results))
+        return replayed
+
+    def gold_calls(self, task: TauTask) -> tuple[GoldAction, ...]:
+        """The task's gold actions without transfers: what the oracle sends with ``[answer]``."""
+        calls = self._calls.get(task.id)
+        if calls is None:
+            calls = self._calls[task.id] = tuple(a for a in task.actions if a.name != TRANSFER_TOOL)
+        return calls
+
+    def user_facts(self, task: TauTask) -> UserFacts:
+        """The task's stored ``user_facts``, or facts derived from its gold actions (cached)."""
+        if task.user_facts is not None:
+            return task.user_facts
+        facts = self._facts.get(task.id)
+        if facts is None:
+            from mimesis_gym.envs.tau.facts import derive_user_facts
+
+            facts = self._facts[task.id] = derive_user_facts(task, self.databases[task.domain])
+        return facts
+
+
+def load_pack(kind: str, root: str | None) -> TauPack:
+    """The pack named by a recipe (``("original", None)`` or ``("upstream", "<resolved root>")``)."""
+    return load_original_pack() if kind == "original" else _load_upstream(Path(root))  # type: ignore[arg-type]
+
+
+def _restore_database(kind: str, root: str | None, domain: str) -> Database:
+    return load_pack(kind, root).databases[domain]
+
+
+def _read_json(path: Path) -> Any:
+    with path.open(encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def _read_tables(directory: Path, domain: str, recipe: tuple[str, str | None]) -> Database:
+    tables = {}
+    for table in DOMAIN_TABLES[domain]:
+        path = directory / f"{table}.json"
+        if not path.is_file():
+            raise FileNotFoundError(f"TauGym {domain} table not found: {path}")
+        tables[table] = _read_json(path)
+    return Database(domain, tables, source=(*recipe, domain), restore=_restore_database)
+
+
+# ---------------------------------------------------------------------------------------------
+# The shipped pack
+
+
+@cache
+def load_original_pack() -> TauPack:
+    """The shipped retail pack: 40 train / 20 test tasks, the demo fixtures, the invented store."""
+    recipe: tuple[str, str | None] = ("original", None)
+    database = _read_tables(DATA_DIR / "retail", "retail", recipe)
+    splits = {
+        split: [TauTask.from_record(record, split) for record in _read_json(DATA_DIR / name)]
+        for split, name in ORIGINAL_TASK_FILES.items()
+    }
+    policy = (DATA_DIR / "retail" / "policy.md").read_text(encoding="utf-8")
+    return TauPack("tau/original", splits, {"retail": database}, {"retail": policy}, recipe)
+
+
+# ---------------------------------------------------------------------------------------------
+# The upstream files (tau-bench databases + UserRL task files)
+
+
+_ROOTS: dict[tuple[str | None, str | None], Path] = {}
+
+
+def load_upstream_pack(data_dir: str | None) -> TauPack:
+    """tau-bench's retail and airline databases with UserRL's 665 TauGym tasks (§3.1).
+
+    The root is resolved once per ``(data_dir, $MIMESIS_GYM_TAU_DIR)`` and process, so constructing
+    an env makes no file-system calls after the first load.
+    """
+    key = (None if data_dir is None else str(data_dir), os.environ.get(ENV_VAR) if data_dir is None else None)
+    root = _ROOTS.get(key)
+    if root is None:
+        root = _ROOTS[key] = resolve_upstream_dir(data_dir, ENV_VAR).resolve()
+    return _load_upstream(root)
+
+
+def _first_existing(candidates: Sequence[Path], what: str) -> Path:
+    for path in candidates:
+        if path.exists():
+            return path
+    tried = ", ".join(str(path) for path in candidates)
+    raise FileNotFoundError(f"TauGym {what} not found; tried {tried}")
+
+
+@lru_cache(maxsize=8)
+def _load_upstream(root: Path) -> TauPack:
+    recipe: tuple[str, str | None] = ("upstream", str(root))
+    databases: dict[str, Database] = {}
+    policies: dict[str, str | None] = {}
+    for domain in DOMAIN_TABLES:
+        folder = _first_existing([root / pattern.format(domain=domain) for pattern in DOMAIN_DIRS], f"{domain} folder")
+        databases[domain] = _read_tables(folder / "data", domain, recipe)
+        wiki = folder / "wiki.md"
+        policies[domain] = wiki.read_text(encoding="utf-8") if wiki.is_file() else None
+    task_dir = _first_existing(
+        [root / directory / TASK_FILES["test"] for directory in TASK_DIRS], "task file tau_test.json"
+    ).parent
+    prompts = _parquet_prompts(root)
+    splits: dict[str, list[TauTask]] = {}
+    for split, name in TASK_FILES.items():
+        path = task_dir / name
+        if not path.is_file():
+            raise FileNotFoundError(f"TauGym task file not found: {path}")
+        records = _read_json(path)
+        _check_ids(records, path)
+        splits[split] = []
+        for record in records:
+            system, opening = prompts.get(record.get("id"), (None, None))
+            splits[split].append(TauTask.from_record(record, split, system_prompt=system, opening_prompt=opening))
+    return TauPack("tau/upstream", splits, databases, policies, recipe)
+
+
+def _check_ids(records: list[dict[str, Any]], path: Path) -> None:
+    """Each id's trailing number is the record's position among its domain's records in the file."""
+    seen: dict[str, int] = {}
+    for record in records:
+        task_id = str(record.get("id", ""))
+        domain = "airline" if "airline" in task_id else "retail"
+        position = seen.get(domain, 0)
+        seen[domain] = position + 1
+        match = _TRAILING_NUMBER.search(task_id)
+        if match is None or int(match.group(1)) != position:
+            raise ValueError(
+                f"{path}: task id {task_id!r} should end with {position} (its position among {domain} records)"
+            )
+
+
+def _parquet_prompts(root: Path) -> dict[str, tuple[str, str]]:
+    """``reward_model.id`` → (system prompt, opening message) from UserRL's parquets, if present."""
+    directory = next((root / d for d in PARQUET_DIRS if (root / d / "test.parquet").is_file()), None)
+    if directory is None:
+        return {}
+    from mimesis_gym.envs._userrl import parquet_rows, prompt_pair
+
+    prompts: dict[str, tuple[str, str]] = {}
+    for split in ("train", "test"):
+        path = directory / f"{split}.parquet"
+        if path.is_file():
+            for row in parquet_rows(path):
+                prompts[row["reward_model"]["id"]] = prompt_pair(row)
+    return prompts
