@@ -1,9 +1,11 @@
-"""Env overhead: FunctionGym beside a bare ``gymnasium.Env`` that does nothing, measured in one run.
+"""Env overhead: FunctionGym beside a bare ``gymnasium.Env`` that does nothing, measured in one run,
+then every registered env's construct+reset and one scripted step beside FunctionGym's.
 
 Prints the median cost of construct+reset and of one step, for the raw env classes and through
 ``gym.make`` (which adds TimeLimit, OrderEnforcing and the passive checker), and the ratios.
-Targets on a 2-core CPU (issue #2): construct+reset ≤ 0.1 ms after the first load, step ≤ 12 µs
-(UserRL's FunctionGym: 1.0 ms and 12 µs).
+Targets on a 2-core CPU (issues #2, #5): construct+reset ≤ 0.1 ms after the first load for every
+env, FunctionGym's step ≤ 12 µs (UserRL's FunctionGym: 1.0 ms and 12 µs; UserRL's TravelGym re-reads
+eight data files and reshuffles every option table at each construction).
 
     python benchmarks/env_overhead.py [--repeats 41] [--batch 200]
 """
@@ -17,9 +19,11 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 import gymnasium as gym
+from gymnasium.envs.registration import load_env_creator
 
 import mimesis_gym  # noqa: F401
 from mimesis_gym.core.spaces import UnicodeText
+from mimesis_gym.envs import ENV_IDS, SHORT_NAMES
 from mimesis_gym.envs.function.env import FunctionEnv
 
 ACTIONS = ["[action] 1 2 3 4", "[action] 2 2 3 4", "[search] test", "[answer] 12345"]  # never terminates
@@ -75,6 +79,35 @@ def stepping(env: gym.Env) -> Callable[[int], None]:
     return run
 
 
+SCRIPTED_STEP = "[action] Could you tell me a bit more?"
+"""One turn every env accepts (or rejects with its exact message) and answers with a scripted role."""
+
+
+def scripted_steps(env: Any) -> Callable[[int], None]:
+    """Step ``SCRIPTED_STEP`` repeatedly, resetting (uncounted cost is small) whenever an episode ends."""
+    env.reset(seed=0)
+
+    def run(n: int) -> None:
+        for i in range(n):
+            _, _, terminated, truncated, _ = env.step(SCRIPTED_STEP)
+            if terminated or truncated:
+                env.reset(seed=i)
+
+    return run
+
+
+def per_env_rows(batch: int, repeats: int) -> list[tuple[str, float, float]]:
+    """(short name, construct+reset µs, scripted step µs) of every registered env, raw classes."""
+    rows = []
+    for env_id in ENV_IDS:
+        env_class = load_env_creator(gym.spec(env_id).entry_point)
+        env_class(split="test").reset(seed=0)  # first load: packs, indexes, caches
+        reset_us = median_us(construct_reset(lambda cls=env_class: cls(split="test")), batch, repeats)
+        step_us = median_us(scripted_steps(env_class(split="test")), batch, repeats)
+        rows.append((SHORT_NAMES[env_id], reset_us, step_us))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=41)
@@ -105,6 +138,14 @@ def main() -> None:
     for label, ours_us, bare_us, ratio in rows:
         print(f"{label:<30} {ours_us:>10.2f}µs {bare_us:>8.2f}µs {ratio:>6.1f}x")
     print("targets: construct+reset ≤ 100 µs, step ≤ 12 µs (UserRL FunctionGym: 1000 µs, 12 µs)")
+    print()
+    env_rows = per_env_rows(max(1, args.batch // 4), max(5, args.repeats // 4))
+    function_reset = next(reset for name, reset, _ in env_rows if name == "function")
+    print(f"every env, raw class, scripted user; step = {SCRIPTED_STEP!r}")
+    print(f"{'env':<12} {'construct+reset':>16} {'vs function':>12} {'scripted step':>14}")
+    for name, reset_us, step_us in env_rows:
+        flag = "" if reset_us <= 100 else "  (over 0.1 ms)"
+        print(f"{name:<12} {reset_us:>14.1f}µs {reset_us / function_reset:>11.2f}x {step_us:>12.1f}µs{flag}")
 
 
 if __name__ == "__main__":
