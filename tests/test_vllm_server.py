@@ -249,3 +249,56 @@ def test_eval_of_two_envs_with_the_tiny_agent_over_http(vllm_base_url, tmp_path,
     for record in ResultsStore(tmp_path / "episodes.jsonl").read():
         assert 1 <= record.n_turns <= 3 and record.transcript[0]["role"] == "system"
     assert (tmp_path / "summary.md").read_text().startswith("## SmolLM2-135M")
+
+
+def test_abcd_episode_with_the_tiny_model_as_customer_and_support_agent(vllm_base_url):
+    import gymnasium as gym
+
+    from mimesis_gym.envs.abcd.env import BEHAVIOR_PARTS
+    from mimesis_gym.evaluation.contract import check_step_result
+    from tests.support.chat_models import RecordingChatModel
+
+    support = RecordingChatModel(tiny(vllm_base_url))  # the support agent, and the judge (J-self)
+    env = gym.make(
+        "mimesis/ABCDBehavior-v0", support_agent=support, split="demo", turn_budget=2, max_episode_steps=3,
+        role_max_tokens=64, privileged=True,
+    )  # fmt: skip
+    obs, info = env.reset(seed=0, options={"task_id": "abcd-orig-demo-08"})
+    check_step_result(env, (obs, info), after_reset=True)
+    customer = tiny(vllm_base_url)  # the policy under test
+    base = env.unwrapped
+    messages = [{"role": "system", "content": base.system_prompt}, *base.opening_messages]
+    done, steps = False, 0
+    while not done:
+        reply = asyncio.run(customer.chat(messages, max_tokens=64, temperature=0.0, seed=steps))
+        messages.append({"role": "assistant", "content": reply.text})
+        result = env.step(reply.text)
+        check_step_result(env, result)
+        obs, reward, terminated, truncated, info = result
+        messages.append({"role": "user", "content": obs})
+        done, steps = terminated or truncated, steps + 1
+    assert terminated and steps <= 2
+    failure = info["user_failure"]
+    assert failure is None or all(part.split(":")[0] in {"support_agent", "judge"} for part in failure.split(";"))
+    if info["valid_action"]:
+        assert set(info["reward_parts"]) == set(BEHAVIOR_PARTS) and 0.0 <= reward <= 1.0
+        if info["reward_parts"]["judge_failed"] == 1:
+            assert reward == 0.0
+    assert {call["role"] for call in support.calls} <= {"support_agent", "judge"}
+    assert all(call["max_tokens"] <= 64 for call in support.calls)
+    assert all(c["messages"][0]["role"] == "system" for c in support.calls if c["role"] == "support_agent")
+    env.close()
+
+
+def test_eval_of_abcd_with_the_tiny_customer_reports_the_abcd_table(vllm_base_url, tmp_path, monkeypatch):
+    from mimesis_gym.evaluation.runner import EvalConfig, run_eval
+
+    monkeypatch.setenv("MIMESIS_TINY_BASE_URL", vllm_base_url)
+    config = EvalConfig(
+        envs=["abcd"], agents=[f"openai:tiny@{vllm_base_url}"], users=["tiny"], split="demo", limit=1,
+        max_turns=3, env_args={"abcd": {"turn_budget": 2}}, agent_max_tokens=64, role_max_tokens=64,
+    )  # fmt: skip
+    _, counts = asyncio.run(run_eval(config, tmp_path, progress=False))
+    assert set(counts) <= {"ok", "user_failure"} and sum(counts.values()) == 1
+    summary = (tmp_path / "summary.md").read_text()
+    assert "## ABCD realistic behaviors" in summary and "| Agent | Travel" not in summary

@@ -17,6 +17,7 @@ ENTRY_POINTS: dict[str, str] = {
     "mimesis/IntentionGym-v0": "mimesis_gym.envs.intention.env:IntentionEnv",
     "mimesis/TelepathyGym-v0": "mimesis_gym.envs.telepathy.env:TelepathyEnv",
     "mimesis/SearchGym-v0": "mimesis_gym.envs.search.env:SearchEnv",
+    "mimesis/ABCDBehavior-v0": "mimesis_gym.envs.abcd.env:ABCDBehaviorEnv",
 }
 """Every registered id and its entry point. Only envs that exist are listed."""
 
@@ -29,6 +30,7 @@ SHORT_NAMES: dict[str, str] = {
     "mimesis/IntentionGym-v0": "intention",
     "mimesis/TelepathyGym-v0": "telepathy",
     "mimesis/SearchGym-v0": "search",
+    "mimesis/ABCDBehavior-v0": "abcd",
 }
 ENV_IDS: tuple[str, ...] = tuple(ENTRY_POINTS)
 
