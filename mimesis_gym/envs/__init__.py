@@ -35,8 +35,18 @@ SHORT_NAMES: dict[str, str] = {
 ENV_IDS: tuple[str, ...] = tuple(ENTRY_POINTS)
 
 
+WRAPPER_ENTRY_POINTS: dict[str, str] = {
+    "mimesis/TelepathyDiscrete-v0": "mimesis_gym.envs.telepathy.discrete:TelepathyDiscreteEnv",
+}
+"""Classic-RL views of conversation envs (discrete actions, vector observations); not conversation
+envs themselves, so they stay out of ``ENV_IDS`` and the contract suite."""
+
+
 def register_envs() -> None:
     """Register every env id with Gymnasium; calling it again changes nothing."""
     for env_id, entry_point in ENTRY_POINTS.items():
         if env_id not in gym.registry:
             gym.register(id=env_id, entry_point=entry_point, max_episode_steps=MAX_EPISODE_STEPS)
+    for env_id, entry_point in WRAPPER_ENTRY_POINTS.items():
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point=entry_point)
