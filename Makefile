@@ -10,7 +10,7 @@ PIP := $(PY) -m pip
 TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
 
-.PHONY: run test test-slow test-vllm vllm-cpu lint bench bench-demo bench-users bench-rollouts check clean
+.PHONY: run test test-slow test-vllm vllm-cpu lint bench bench-demo bench-learn bench-users bench-rollouts check clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,13 @@ bench: $(VENV)/.installed-dev
 # The main job timed end to end (must stay under 10 minutes on 2 cores).
 bench-demo: $(VENV)/.installed-dev
 	$(PY) benchmarks/bench_demo.py
+
+# The learners' benchmarks and demos (tens of minutes on 2 cores): efficiency, GRPO, CSD, SB3.
+bench-learn: $(VENV)/.installed-dev
+	$(PY) benchmarks/learner_efficiency.py --threads 1
+	$(PY) benchmarks/learning_grpo.py --threads 1
+	$(PY) benchmarks/learning_grpo.py --algorithm csd --threads 1
+	$(PY) examples/sb3_telepathy.py
 
 bench-users: $(VENV)/.installed-dev $(VLLM_VENV)/.installed-vllm
 	MIMESIS_VLLM_PYTHON=$(VLLM_VENV)/bin/python $(PY) benchmarks/user_throughput.py

@@ -405,6 +405,9 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--weights", help="Avg weights, e.g. travel=471,turtle=48,… (default: upstream test counts)")
     report.set_defaults(run=_cmd_report)
 
+    commands.add_parser(
+        "train", help="train an agent (algorithms.md): --config FILE [--set key=value ...]", add_help=False
+    )
     check = commands.add_parser("check", help="run the env contract suite (non-zero exit on failure)")
     check.add_argument("--envs", help="comma-separated env ids or short names (default: all)")
     check.add_argument("--user", help="health-check this user alias: endpoint, one completion, one role call per env")
@@ -416,6 +419,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["train"]:  # the learners parse their own flags (algorithms.md §6.1)
+        from mimesis_gym.algorithms.cli import train_main
+
+        return train_main(argv[1:])
     passthrough: list[str] = []
     if "--" in argv:  # serve-user: everything after -- goes to vLLM verbatim
         at = argv.index("--")

@@ -202,11 +202,14 @@ def infopo(
     epoch: int = 0,
     intrinsic_only: bool = False,
     eps: float = EPS,
+    diagnostics: dict[str, Any] | None = None,
 ) -> list[list[float]]:
     """InfoPO fusion (§2.4): outcome GRPO plus a gated, capped information-gain advantage.
 
     ``info_gains[t]`` is ``I_t`` for the feedback after action ``t`` (``t < T``); each token of
     ``a_t`` gets ``v_t = I_t / |a_t|`` (the last turn 0). ``A = A^out + β_e · w_i · λ · Â^I``.
+    A ``diagnostics`` dict, when given, receives ``lambda_`` (λ), ``beta``, ``s_out``, ``s_intrinsic`` and
+    per-group ``group_std`` and ``gate`` (for logging).
     """
     outcome = grpo_multiturn(episodes, gamma=gamma, trajectory_score=trajectory_score, turn_credit=turn_credit, eps=eps)
     # per-turn intrinsic value v_t = I_t / |a_t|
@@ -246,6 +249,9 @@ def infopo(
     s_in = _token_std(tokens_in) + eps
     cap = min(1.0, max(s_out, 1.0) / s_in)
     beta = beta0 * math.exp(-beta_decay * epoch)
+    if diagnostics is not None:
+        diagnostics.update(lambda_=cap, beta=beta, s_out=s_out, s_intrinsic=s_in, group_std=dict(group_std))
+        diagnostics["gate"] = {g: 1.0 / (1.0 + math.exp(std / gate_temperature)) for g, std in group_std.items()}
     result = []
     for episode, out_row, in_row in zip(episodes, outcome, normalised_intrinsic, strict=True):
         if intrinsic_only:

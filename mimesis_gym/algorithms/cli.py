@@ -1,0 +1,107 @@
+"""``mimesis-gym train --config FILE [--set key=value ...]`` (algorithms.md §6.1).
+
+The file (JSON, YAML or TOML) holds the job and the trainer configuration side by side::
+
+    envs: ["mimesis_testing/KeywordEcho-v0"]     # ids, or {"id": ..., "kwargs": {...}}
+    policy: tiny                                 # tiny | hf:<path> | <path> | factory:<module>:<function>
+    user: scripted                               # a users-registry alias
+    algorithm: grpo                              # grpo | grpo-outcome | foldgrpo | infopo | csd (optional)
+    preset: cpu-tiny                             # optional: the base the groups below override
+    run: {total_steps: 30, output_dir: runs/keyword}
+
+``--set`` assigns job keys (``algorithm=csd``) or dotted config keys (``run.total_steps=2``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from mimesis_gym.algorithms.config import TrainerConfig, parse_assignment, read_config_file
+
+__all__ = ["JOB_KEYS", "build_job", "train_main"]
+
+JOB_KEYS = ("envs", "policy", "user", "judge", "algorithm", "eval_envs")
+
+
+def _envs(items: Sequence[Any] | None) -> list[Any] | None:
+    if items is None:
+        return None
+    envs: list[Any] = []
+    for item in items:
+        if isinstance(item, str):
+            envs.append(item)
+        elif isinstance(item, dict) and "id" in item:
+            envs.append((item["id"], dict(item.get("kwargs") or {})))
+        else:
+            raise ValueError(f"an env is an id or {{'id': ..., 'kwargs': {{...}}}}; got {item!r}")
+    return envs
+
+
+def _policy(spec: Any) -> Any:
+    if isinstance(spec, str) and spec.startswith("factory:"):
+        from mimesis_gym.algorithms.coaching import load_callable
+
+        return load_callable(spec.removeprefix("factory:"))()
+    return spec
+
+
+def build_job(path: str | Path, assignments: Sequence[str] = ()) -> tuple[dict[str, Any], TrainerConfig]:
+    """The job keys and the trainer config of a config file plus ``--set`` assignments."""
+    data = read_config_file(path)
+    job = {key: data.pop(key) for key in JOB_KEYS if key in data}
+    config_overrides = []
+    for assignment in assignments:
+        key, value = parse_assignment(assignment)
+        if key in JOB_KEYS or key == "preset":
+            (job if key != "preset" else data)[key] = value
+        else:
+            config_overrides.append(assignment)
+    config = TrainerConfig.load(data).with_overrides(config_overrides)
+    if not job.get("envs"):
+        raise ValueError(f"{path}: name the envs to train on ('envs': [...])")
+    return job, config
+
+
+def train_main(argv: list[str]) -> int:
+    """Entry point of ``mimesis-gym train``; returns the process exit status."""
+    parser = argparse.ArgumentParser(prog="mimesis-gym train", description="Train an agent (algorithms.md).")
+    parser.add_argument("--config", required=True, help="job and trainer config: .json, .yaml/.yml or .toml")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="override a job key or a dotted config key"
+    )
+    args = parser.parse_args(argv)
+    try:
+        job, config = build_job(args.config, args.set)
+    except (OSError, ValueError) as error:
+        print(f"mimesis-gym train: {error}", file=sys.stderr)
+        return 2
+    from mimesis_gym.algorithms.trainer import train
+
+    result = train(
+        _envs(job["envs"]) or [],
+        _policy(job.get("policy", "tiny")),
+        job.get("user", "scripted"),
+        job.get("algorithm"),
+        judge=job.get("judge"),
+        config=config,
+        eval_env_ids=_envs(job.get("eval_envs")),
+    )
+    last = result.history[-1] if result.history else {}
+    summary = {
+        "output_dir": str(result.output_dir),
+        "last_checkpoint": str(result.last_checkpoint) if result.last_checkpoint else None,
+        "best_checkpoint": str(result.best_checkpoint) if result.best_checkpoint else None,
+        "steps": last.get("step"),
+        "reward/mean": last.get("reward/mean"),
+        "score/mean": last.get("score/mean"),
+    }
+    from accelerate import PartialState
+
+    if PartialState().is_main_process:
+        print(json.dumps(summary, indent=2))
+    return 0

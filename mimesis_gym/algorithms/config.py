@@ -1,0 +1,410 @@
+"""Trainer configuration (algorithms.md §5, §6.2): one pydantic model per concern, and the presets.
+
+``TrainerConfig.preset(name)`` gives ``"paper"`` (the library defaults), ``"mimesis-release"``,
+``"userrl"``, ``"infopo-official"``, ``"mimesis-simulator"`` and ``"cpu-tiny"`` (§7.10).
+``TrainerConfig.load(source)`` accepts a config, a dict, or a JSON / YAML / TOML file; ``--set``
+style overrides (``"loss.clip_high=0.2"``) go through :meth:`TrainerConfig.with_overrides`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
+
+__all__ = [
+    "ALGORITHMS",
+    "PRESETS",
+    "AdvantageConfig",
+    "AlgorithmConfig",
+    "CSDConfig",
+    "CoachConfig",
+    "LossConfig",
+    "OptimConfig",
+    "RolloutConfig",
+    "RunConfig",
+    "TrainerConfig",
+    "UpdateConfig",
+    "VLLMConfig",
+]
+
+
+class _Group(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class RolloutConfig(_Group):
+    """How episodes are collected (§1, §6.3)."""
+
+    group_size: int = Field(8, ge=1, description="G: episodes per task (same task and reset seed)")
+    prompts_per_batch: int = Field(64, ge=1, description="tasks per rollout batch")
+    max_turns: int = Field(16, ge=1, description="agent turns per episode at most")
+    max_prompt_tokens: int = Field(1152, ge=1, description="a longer first prompt skips the task")
+    max_response_tokens: int = Field(8192, ge=1, description="budget of everything after the prompt")
+    max_tokens_per_turn: int | None = Field(None, ge=1, description="cap of one generation (None: the budget)")
+    temperature: float = Field(1.0, ge=0.0, description="sampling temperature (also scales every log-prob)")
+    top_p: float = Field(1.0, gt=0.0, le=1.0, description="nucleus sampling")
+    top_k: int | None = Field(None, ge=1, description="top-k sampling (None: off)")
+    context_mode: Literal["accumulate", "per_turn"] = Field("accumulate", description="§1.6")
+    use_tools: bool = Field(True, description="render env.tools when the template supports them")
+    reward_profile: Literal["train", "eval"] = Field("train", description="the envs' reward profile")
+    end_on_invalid_action: bool = Field(False, description="an invalid action ends the episode after its step")
+    mask_truncated_turns: bool = Field(False, description="mask-0 a turn cut by max_tokens_per_turn")
+    env_seed: Literal["fixed", "per_group"] = Field("fixed", description="reset seed: 0, or drawn per group")
+    max_concurrent_episodes: int = Field(64, ge=1, description="episodes generated together per rank")
+    engine: Literal["hf", "vllm"] = Field("hf", description="generation engine")
+    mixture: Literal["proportional", "uniform"] = Field("proportional", description="how envs mix in a batch")
+
+
+class OptimConfig(_Group):
+    """AdamW and its schedule (§3)."""
+
+    lr: float = Field(1e-6, gt=0.0, description="learning rate")
+    weight_decay: float = Field(0.01, ge=0.0, description="AdamW weight decay")
+    betas: tuple[float, float] = Field((0.9, 0.999), description="AdamW betas")
+    warmup_steps: int = Field(0, ge=0, description="linear warm-up optimizer steps")
+    schedule: Literal["constant", "linear", "cosine"] = Field("constant", description="lr schedule after warm-up")
+    grad_clip: float = Field(1.0, gt=0.0, description="gradient-norm clip")
+
+
+class UpdateConfig(_Group):
+    """Mini-batches, micro-batches and packing (§6.3, §8)."""
+
+    mini_batch_prompts: int = Field(8, ge=1, description="groups per optimizer step")
+    ppo_epochs: int = Field(1, ge=1, description="passes over each rollout batch")
+    shuffle: bool = Field(False, description="shuffle groups between PPO epochs")
+    micro_batch_tokens: int = Field(9344, ge=1, description="token budget of one micro-batch per device")
+    balance: bool = Field(True, description="token-balanced shares of each mini-batch across ranks")
+    packing: Literal["auto", "on", "off"] = Field("auto", description="pack sequences (position ids) or pad")
+    gradient_checkpointing: bool | None = Field(None, description="None: on when training on GPU")
+
+    @field_validator("packing", mode="before")
+    @classmethod
+    def _packing_from_bool(cls, value: Any) -> Any:
+        # YAML reads on/off as booleans
+        return {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) else value
+
+
+class LossConfig(_Group):
+    """The PPO-clip core and its extra terms (§3)."""
+
+    clip_low: float = Field(0.2, ge=0.0, description="ε_lo")
+    clip_high: float = Field(0.28, ge=0.0, description="ε_hi (clip-higher)")
+    dual_clip: float = Field(10.0, description="c > 1: bound of the loss for negative advantages")
+    loss_agg: Literal["token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm"] = Field(
+        "token-mean", description="aggregation mode"
+    )
+    token_mean_scope: Literal["minibatch", "microbatch"] = Field("minibatch", description="denominator scope")
+    entropy_coef: float = Field(0.0, ge=0.0, description="entropy bonus coefficient")
+    kl_coef: float = Field(0.0, ge=0.0, description="KL to a frozen reference (0: off, no reference loaded)")
+    kl_estimator: Literal["k1", "k2", "k3"] = Field("k3", description="KL estimator")
+    old_logprob_source: Literal["recompute", "sampler"] = Field("recompute", description="where ℓ_old comes from")
+    rollout_is: Literal["token"] | None = Field(None, description="truncated importance correction to the sampler")
+
+    @field_validator("dual_clip")
+    @classmethod
+    def _dual_clip_above_one(cls, value: float) -> float:
+        if value <= 1.0:
+            raise ValueError(f"dual_clip must be > 1, got {value}")
+        return value
+
+
+class AdvantageConfig(_Group):
+    """The advantage estimator and its parameters (§2); ``None`` means the estimator's own default."""
+
+    estimator: Literal["grpo_multiturn", "grpo_outcome", "foldgrpo", "infopo"] = Field(
+        "grpo_multiturn", description="§2.1–2.4"
+    )
+    gamma: float = Field(0.8, ge=0.0, le=1.0, description="per-turn discount")
+    trajectory_score: Literal["r2g", "mean", "sum"] | None = Field(
+        None, description="grpo_multiturn/infopo score (None: r2g, InfoPO mean)"
+    )
+    turn_credit: Literal["equalized", "r2g", "em"] | None = Field(
+        None, description="grpo_multiturn/infopo credit (None: r2g, InfoPO equalized)"
+    )
+    std_normalize: bool = Field(True, description="divide by the group std")
+    score: Literal["sum", "mean", "max", "episode_score"] = Field("sum", description="outcome/FoldGRPO score")
+    group_by_role: bool | None = Field(None, description="FoldGRPO: group by (group, role); None: when >1 role")
+    process_reward: bool = Field(False, description="FoldGRPO per-turn process rewards")
+    placeholder: str = Field("No information found.", description="InfoPO counterfactual feedback")
+    gate_temperature: float = Field(0.05, gt=0.0, description="InfoPO variance-gate τ")
+    beta0: float = Field(0.1, ge=0.0, description="InfoPO β_0")
+    beta_decay: float = Field(0.0, ge=0.0, description="InfoPO β decay per data epoch")
+    normalize_intrinsic: bool = Field(True, description="InfoPO group-normalise the intrinsic part")
+    intrinsic_only: bool = Field(False, description="InfoPO ablation: A = λ·Â^I")
+
+    def estimator_options(self, *, epoch: int = 0) -> dict[str, Any]:
+        """Keyword arguments of :func:`~mimesis_gym.algorithms.advantages.compute_advantages`."""
+        if self.estimator == "grpo_multiturn":
+            return {
+                "gamma": self.gamma,
+                "trajectory_score": self.trajectory_score or "r2g",
+                "turn_credit": self.turn_credit or "r2g",
+                "std_normalize": self.std_normalize,
+            }
+        if self.estimator == "grpo_outcome":
+            return {"score": self.score, "std_normalize": self.std_normalize}
+        if self.estimator == "foldgrpo":
+            return {"score": self.score, "group_by_role": self.group_by_role, "process_reward": self.process_reward}
+        return {
+            "gamma": self.gamma,
+            "trajectory_score": self.trajectory_score or "mean",
+            "turn_credit": self.turn_credit or "equalized",
+            "normalize_intrinsic": self.normalize_intrinsic,
+            "gate_temperature": self.gate_temperature,
+            "beta0": self.beta0,
+            "beta_decay": self.beta_decay,
+            "epoch": epoch,
+            "intrinsic_only": self.intrinsic_only,
+        }
+
+
+class CoachConfig(_Group):
+    """Who writes the CSD notes (§4.2)."""
+
+    kind: Literal["chat", "scripted"] = Field("chat", description="a chat model, or a callable")
+    model: str | None = Field(None, description="users-registry alias (None: the env's user model)")
+    callable: str | Callable[..., Any] | None = Field(
+        None, description="'module:function' (or the callable) for kind='scripted'"
+    )
+    style: Literal["prospective", "corrective"] = Field("prospective", description="briefing before y_t, or critique")
+    max_tokens: int = Field(300, ge=1, description="coach reply budget")
+    temperature: float = Field(1.0, ge=0.0, description="coach sampling temperature")
+    max_note_chars: int = Field(600, ge=1, description="notes are cut to this length")
+    leak_filter: bool = Field(True, description="drop notes that state privileged facts")
+    concurrency: int = Field(16, ge=1, description="coach calls in flight")
+
+    @field_serializer("callable", when_used="json")
+    def _callable_as_path(self, value: Any) -> str | None:
+        if value is None or isinstance(value, str):
+            return value
+        return f"{getattr(value, '__module__', '?')}:{getattr(value, '__qualname__', repr(value))}"
+
+
+class CSDConfig(_Group):
+    """Coached On-Policy Self-Distillation (§4.5)."""
+
+    enabled: bool = Field(False, description="add α·L_CSD to the PPO loss")
+    alpha: float = Field(0.01, ge=0.0, description="α (0: the GRPO control, no CSD work)")
+    beta: float = Field(5.0, ge=0.0, description="gate sharpness β")
+    estimator: Literal["gated", "reinforce"] = Field("gated", description="σ(βΔ)·ℓ, or sg(Δ)·ℓ")
+    pairing: Literal["answered", "reaction"] = Field("answered", description="which user thought the coach sees")
+    placebo: bool = Field(False, description="contrast with a note of another rollout (ring of 256)")
+    placebo_pool: int = Field(256, ge=1, description="placebo ring size")
+    placebo_min: int = Field(8, ge=1, description="notes held before the placebo turns on")
+    warmup_steps: int = Field(0, ge=0, description="CSD term off for the first steps")
+    ablate_privileged: bool = Field(False, description="blank the thought and withhold the next utterance")
+    skip_envs: list[str] = Field(default_factory=list, description="envs (id or name part) never coached")
+    max_coached_turns: int = Field(16, ge=1, description="coached turns per episode at most")
+    teacher_headroom: int = Field(1024, ge=0, description="teacher rows may exceed prompt+response by this")
+    coach: CoachConfig = Field(default_factory=CoachConfig)
+
+
+class RunConfig(_Group):
+    """Length, seeds, outputs, evaluation and checkpoints (§6.4, §6.5)."""
+
+    total_steps: int = Field(100, ge=1, description="rollout batches (= steps)")
+    total_epochs: int | None = Field(None, ge=1, description="passes over the training tasks (overrides steps)")
+    seed: int = Field(0, ge=0, description="run seed (data order, sampling)")
+    output_dir: str = Field("runs/train", description="metrics, checkpoints")
+    val_fraction: float = Field(0.05, ge=0.0, lt=1.0, description="validation share of train tasks (per env, ≥1)")
+    eval_every: int = Field(5, ge=0, description="greedy validation every N steps (0: off)")
+    save_every: int = Field(5, ge=0, description="checkpoint every N steps (0: only at the end)")
+    keep_last: int = Field(2, ge=1, description="checkpoints kept besides best/")
+    keep_best: bool = Field(True, description="keep the best validation checkpoint in best/")
+    resume: Literal["auto", "never"] = Field("auto", description="continue from checkpoints/latest")
+    loggers: list[Literal["jsonl", "tensorboard", "wandb"]] = Field(default_factory=lambda: ["jsonl"])
+    log_privileged: bool = Field(False, description="write privileged fields into rollout dumps")
+    dump_rollouts: bool = Field(False, description="write each step's episodes to rollouts/step_N.jsonl")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field("auto", description="auto: bf16 GPU, fp32 CPU")
+    progress: bool = Field(True, description="tqdm progress bar on rank 0")
+
+
+class VLLMConfig(_Group):
+    """vLLM as generation engine (§6.7)."""
+
+    mode: Literal["colocate", "server"] = Field("colocate", description="engine in each training process")
+    gpu_memory_utilization: float = Field(0.4, gt=0.0, lt=1.0, description="share of the GPU for the engine")
+    tensor_parallel_size: int = Field(1, ge=1, description="vLLM tensor parallelism")
+    sleep_level: int = Field(2, ge=0, le=2, description="0: no sleep; 2: free weights and KV cache")
+    server_url: str | None = Field(None, description="policy server (phase 2)")
+    weight_sync: Literal["auto"] = Field("auto", description="how weights reach the engine")
+
+
+class AlgorithmConfig(_Group):
+    """The two fields an ``algorithm`` argument sets: the estimator group and whether CSD is on."""
+
+    advantage: AdvantageConfig = Field(default_factory=AdvantageConfig)
+    csd: bool = False
+
+
+ALGORITHMS: dict[str, tuple[str, bool]] = {
+    "grpo": ("grpo_multiturn", False),
+    "grpo-outcome": ("grpo_outcome", False),
+    "foldgrpo": ("foldgrpo", False),
+    "infopo": ("infopo", False),
+    "csd": ("grpo_multiturn", True),
+}
+
+
+class TrainerConfig(_Group):
+    """Everything the trainer reads (§6.2)."""
+
+    rollout: RolloutConfig = Field(default_factory=RolloutConfig)
+    optim: OptimConfig = Field(default_factory=OptimConfig)
+    update: UpdateConfig = Field(default_factory=UpdateConfig)
+    loss: LossConfig = Field(default_factory=LossConfig)
+    advantage: AdvantageConfig = Field(default_factory=AdvantageConfig)
+    csd: CSDConfig = Field(default_factory=CSDConfig)
+    run: RunConfig = Field(default_factory=RunConfig)
+    vllm: VLLMConfig = Field(default_factory=VLLMConfig)
+
+    @classmethod
+    def preset(cls, name: str) -> TrainerConfig:
+        """A named preset (§5)."""
+        try:
+            overrides = PRESETS[name]
+        except KeyError:
+            raise ValueError(f"unknown preset {name!r}; known: {', '.join(PRESETS)}") from None
+        return cls.model_validate(_merge({}, overrides))
+
+    @classmethod
+    def load(cls, source: TrainerConfig | Mapping[str, Any] | str | Path | None) -> TrainerConfig:
+        """A config from itself, a dict (``{"preset": name, ...}`` allowed), or a JSON/YAML/TOML file."""
+        if source is None:
+            return cls()
+        if isinstance(source, TrainerConfig):
+            return source
+        data = read_config_file(source) if isinstance(source, (str, Path)) else dict(source)
+        preset = data.pop("preset", None)
+        base = cls.preset(preset).model_dump() if preset else {}
+        return cls.model_validate(_merge(base, data))
+
+    def with_overrides(self, assignments: Sequence[str]) -> TrainerConfig:
+        """A copy with ``"group.field=value"`` assignments applied (values parsed as YAML/JSON scalars)."""
+        data = self.model_dump()
+        for assignment in assignments:
+            key, value = parse_assignment(assignment)
+            _set_dotted(data, key, value)
+        return type(self).model_validate(data)
+
+    def with_algorithm(self, algorithm: str | AlgorithmConfig | None) -> TrainerConfig:
+        """Override the estimator group and ``csd.enabled`` (§6.1); ``None`` keeps both."""
+        if algorithm is None:
+            return self
+        if isinstance(algorithm, str):
+            try:
+                estimator, csd = ALGORITHMS[algorithm]
+            except KeyError:
+                raise ValueError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}") from None
+            advantage = self.advantage.model_copy(update={"estimator": estimator})
+        else:
+            advantage, csd = algorithm.advantage, algorithm.csd
+        return self.model_copy(update={"advantage": advantage, "csd": self.csd.model_copy(update={"enabled": csd})})
+
+
+def _merge(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
+    result = dict(base)
+    for key, value in update.items():
+        if isinstance(value, Mapping) and isinstance(result.get(key), Mapping):
+            result[key] = _merge(dict(result[key]), value)
+        else:
+            result[key] = value
+    return result
+
+
+def _set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
+    parts = key.split(".")
+    node = data
+    for part in parts[:-1]:
+        if not isinstance(node.get(part), dict):
+            raise ValueError(f"unknown config group {part!r} in {key!r}")
+        node = node[part]
+    node[parts[-1]] = value
+
+
+def parse_assignment(assignment: str) -> tuple[str, Any]:
+    """``"a.b=value"`` → ``("a.b", value)``; the value is read as YAML (or JSON) when it parses."""
+    if "=" not in assignment:
+        raise ValueError(f"an override is 'key=value', got {assignment!r}")
+    key, raw = assignment.split("=", 1)
+    try:
+        import yaml
+
+        value = yaml.safe_load(raw)
+    except ImportError:
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+    except Exception:
+        value = raw
+    return key.strip(), value
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """A mapping from a ``.json``, ``.yaml``/``.yml`` (PyYAML, installed with accelerate) or ``.toml`` file."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        data = json.loads(text)
+    elif suffix in (".yaml", ".yml"):
+        import yaml
+
+        data = yaml.safe_load(text)
+    elif suffix == ".toml":
+        import tomllib
+
+        data = tomllib.loads(text)
+    else:
+        raise ValueError(f"config file {str(path)!r}: use .json, .yaml, .yml or .toml")
+    if not isinstance(data, dict):
+        raise ValueError(f"config file {str(path)!r} must hold a mapping")
+    return data
+
+
+_RELEASE_CLIP = {"clip_low": 0.2, "clip_high": 0.2, "dual_clip": 3.0}
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "paper": {},
+    "mimesis-release": {
+        "loss": {**_RELEASE_CLIP, "token_mean_scope": "microbatch"},
+        "run": {"total_epochs": 5},
+        "rollout": {"end_on_invalid_action": True},
+        "csd": {"placebo": True, "skip_envs": ["TauGym", "FunctionGym"]},
+    },
+    "userrl": {
+        "advantage": {"turn_credit": "equalized", "trajectory_score": "mean"},
+        "rollout": {"prompts_per_batch": 128},
+        "update": {"mini_batch_prompts": 16},
+        "run": {"total_epochs": 15},
+        "loss": dict(_RELEASE_CLIP),
+    },
+    "infopo-official": {
+        "advantage": {"estimator": "infopo", "turn_credit": "equalized", "trajectory_score": "mean", "beta0": 0.1},
+        "rollout": {"group_size": 5},
+        "optim": {"lr": 3e-7},
+        "update": {"mini_batch_prompts": 16},
+        "loss": {"entropy_coef": 0.001},
+    },
+    "mimesis-simulator": {
+        "advantage": {"estimator": "foldgrpo"},
+        "optim": {"lr": 8e-6},
+        "rollout": {"prompts_per_batch": 64, "group_size": 8, "max_prompt_tokens": 8192, "max_response_tokens": 16384},
+        "update": {"mini_batch_prompts": 16},
+        "loss": {"clip_low": 0.2, "clip_high": 0.28, "dual_clip": 10.0},
+        "run": {"total_steps": 500},
+    },
+    "cpu-tiny": {
+        "rollout": {"group_size": 4, "prompts_per_batch": 4, "max_tokens_per_turn": 16},
+        "update": {"mini_batch_prompts": 4, "micro_batch_tokens": 4096},
+        # §7.10's lr 1e-5 missed the learning criterion on this setup; 5e-5 (the top of the allowed range) meets it
+        "optim": {"lr": 5e-5},
+        "run": {"total_steps": 30, "dtype": "float32", "eval_every": 0, "save_every": 0},
+    },
+}
+"""Each preset as overrides of the library defaults (§5)."""

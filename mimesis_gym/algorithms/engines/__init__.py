@@ -1,0 +1,11 @@
+"""Generation engines for the collectors (algorithms.md §1.3, §1.5): token ids in, sampled ids and log-probs out.
+
+Every engine implements :class:`~mimesis_gym.algorithms.engines.base.GenerationEngine`:
+``generate(prompts, max_new_tokens=..., sampling=..., seed=...) -> list[Sample]``. ``hf`` runs the
+training model itself (transformers); ``vllm_colocate`` runs a vLLM engine in the training process
+(extra ``vllm``, GPU only).
+"""
+
+from mimesis_gym.algorithms.engines.base import GenerationEngine, Sample, Sampling
+
+__all__ = ["GenerationEngine", "Sample", "Sampling"]

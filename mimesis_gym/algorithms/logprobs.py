@@ -1,0 +1,85 @@
+"""Log-probs of chosen ids without a full-vocabulary logits tensor (algorithms.md §3, §8).
+
+:class:`PolicyScorer` wraps a causal LM so that the trainer's forward (the one ``accelerate``
+prepares and DDP/FSDP wrap) returns, for the positions it is asked about, ``log softmax(logits / T)``
+at the id found there, computed in fp32 over chunks of at most ``chunk_size`` positions: the output
+head runs on the selected hidden states only. The log-prob of the id at position ``k`` comes from
+the logits at ``k − 1`` (every per-token array is indexed by the predicted position).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+__all__ = ["PolicyScorer", "selective_log_softmax"]
+
+
+def selective_log_softmax(
+    logits: torch.Tensor, ids: torch.Tensor, *, temperature: float = 1.0, with_entropy: bool = False
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """``log_softmax(logits / T)[ids]`` in fp32 (and the entropy of that distribution when asked)."""
+    scaled = logits.float() / (temperature if temperature > 0 else 1.0)
+    log_probs = torch.log_softmax(scaled, dim=-1)
+    chosen = log_probs.gather(-1, ids.unsqueeze(-1)).squeeze(-1)
+    entropy = -(log_probs.exp() * log_probs).sum(-1) if with_entropy else None
+    return chosen, entropy
+
+
+class PolicyScorer(torch.nn.Module):
+    """A causal LM whose forward returns per-position log-probs of the ids at selected positions.
+
+    ``forward(input_ids, score_mask, position_ids=None, attention_mask=None, temperature=1.0,
+    with_entropy=False)`` returns ``(logprobs, entropy)``, both ``(B, T)`` fp32 with 0 where
+    ``score_mask`` is 0 (``entropy`` is ``None`` unless asked). Packed rows pass ``position_ids``
+    that restart at 0 for every sequence and no ``attention_mask``.
+    """
+
+    def __init__(self, model: Any, *, chunk_size: int = 1024) -> None:
+        super().__init__()
+        self.model = model
+        self.chunk_size = chunk_size
+        config = getattr(model, "config", None)
+        self.softcap = getattr(config, "final_logit_softcapping", None)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        score_mask: torch.Tensor,
+        position_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        temperature: float = 1.0,
+        with_entropy: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        base = getattr(self.model, self.model.base_model_prefix)
+        hidden = base(
+            input_ids=input_ids, position_ids=position_ids, attention_mask=attention_mask, use_cache=False
+        ).last_hidden_state
+        head = self.model.get_output_embeddings()
+        where = score_mask[:, 1:].nonzero(as_tuple=False)  # (n, 2): row, position − 1
+        rows, previous = where[:, 0], where[:, 1]
+        targets = input_ids[rows, previous + 1]
+        selected = hidden[rows, previous]
+        chosen_parts, entropy_parts = [], []
+        for start in range(0, selected.shape[0], self.chunk_size):
+            logits = head(selected[start : start + self.chunk_size])
+            if self.softcap:
+                logits = torch.tanh(logits.float() / self.softcap) * self.softcap
+            chosen, entropy = selective_log_softmax(
+                logits, targets[start : start + self.chunk_size], temperature=temperature, with_entropy=with_entropy
+            )
+            chosen_parts.append(chosen)
+            if entropy is not None:
+                entropy_parts.append(entropy)
+        shape = input_ids.shape
+        logprobs = torch.zeros(shape, dtype=torch.float32, device=input_ids.device)
+        entropy_out = torch.zeros(shape, dtype=torch.float32, device=input_ids.device) if with_entropy else None
+        if chosen_parts:
+            logprobs = logprobs.index_put((rows, previous + 1), torch.cat(chosen_parts))
+            if entropy_out is not None:
+                entropy_out = entropy_out.index_put((rows, previous + 1), torch.cat(entropy_parts))
+        elif torch.is_grad_enabled():
+            # keep a graph through every parameter (DDP expects a gradient for each one)
+            logprobs = logprobs + 0.0 * (hidden.sum() + sum(p.sum() for p in head.parameters()))
+        return logprobs, entropy_out

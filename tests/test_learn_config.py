@@ -1,0 +1,116 @@
+"""Trainer configuration, presets (algorithms.md §5, §6.2) and the ``mimesis-gym train`` entry (§6.1)."""
+
+import json
+
+import pytest
+
+from mimesis_gym.algorithms.cli import build_job, train_main
+from mimesis_gym.algorithms.config import AdvantageConfig, AlgorithmConfig, TrainerConfig
+
+
+def test_library_defaults_are_the_paper_preset():
+    config = TrainerConfig()
+    assert config == TrainerConfig.preset("paper")
+    assert (config.loss.clip_low, config.loss.clip_high, config.loss.dual_clip) == (0.2, 0.28, 10.0)
+    assert (config.rollout.group_size, config.rollout.prompts_per_batch, config.update.mini_batch_prompts) == (8, 64, 8)
+    assert (config.rollout.max_prompt_tokens, config.rollout.max_response_tokens, config.rollout.max_turns) == (
+        1152, 8192, 16,
+    )  # fmt: skip
+    assert (config.optim.lr, config.optim.weight_decay, config.optim.grad_clip) == (1e-6, 0.01, 1.0)
+    assert (config.csd.alpha, config.csd.beta, config.csd.pairing, config.csd.placebo) == (0.01, 5.0, "answered", False)
+    assert config.update.micro_batch_tokens == 9344 and config.advantage.gamma == 0.8
+    assert config.advantage.estimator_options()["turn_credit"] == "r2g"
+    assert config.rollout.reward_profile == "train" and not config.csd.enabled
+
+
+def test_presets():
+    release = TrainerConfig.preset("mimesis-release")
+    assert (release.loss.clip_high, release.loss.dual_clip, release.loss.token_mean_scope) == (0.2, 3.0, "microbatch")
+    assert release.csd.placebo and release.csd.skip_envs == ["TauGym", "FunctionGym"]
+    assert release.rollout.end_on_invalid_action and release.run.total_epochs == 5
+    userrl = TrainerConfig.preset("userrl")
+    assert userrl.advantage.estimator_options() == {
+        "gamma": 0.8, "trajectory_score": "mean", "turn_credit": "equalized", "std_normalize": True,
+    }  # fmt: skip
+    assert (userrl.rollout.prompts_per_batch, userrl.update.mini_batch_prompts, userrl.run.total_epochs) == (
+        128,
+        16,
+        15,
+    )
+    infopo = TrainerConfig.preset("infopo-official")
+    assert infopo.advantage.estimator == "infopo" and infopo.rollout.group_size == 5
+    assert (infopo.optim.lr, infopo.loss.entropy_coef, infopo.update.mini_batch_prompts) == (3e-7, 0.001, 16)
+    simulator = TrainerConfig.preset("mimesis-simulator")
+    assert simulator.advantage.estimator == "foldgrpo" and simulator.run.total_steps == 500
+    assert (simulator.rollout.max_prompt_tokens, simulator.rollout.max_response_tokens) == (8192, 16384)
+    tiny = TrainerConfig.preset("cpu-tiny")
+    assert (tiny.rollout.group_size, tiny.rollout.prompts_per_batch, tiny.update.mini_batch_prompts) == (4, 4, 4)
+    assert (tiny.optim.lr, tiny.rollout.max_tokens_per_turn, tiny.update.micro_batch_tokens) == (5e-5, 16, 4096)
+    assert tiny.run.dtype == "float32" and tiny.run.total_steps == 30
+    with pytest.raises(ValueError, match="known: paper"):
+        TrainerConfig.preset("nope")
+
+
+def test_algorithm_overrides_exactly_the_estimator_and_csd_switch():
+    base = TrainerConfig.preset("userrl")
+    csd = base.with_algorithm("csd")
+    assert csd.csd.enabled and csd.advantage.estimator == "grpo_multiturn"
+    assert csd.advantage.turn_credit == "equalized" and csd.rollout.prompts_per_batch == 128  # the rest is kept
+    assert base.with_algorithm(None) == base
+    custom = base.with_algorithm(AlgorithmConfig(advantage=AdvantageConfig(estimator="foldgrpo"), csd=False))
+    assert custom.advantage.estimator == "foldgrpo" and not custom.csd.enabled
+    with pytest.raises(ValueError, match="unknown algorithm"):
+        base.with_algorithm("ppo")
+
+
+def test_validation_and_overrides():
+    with pytest.raises(ValueError, match="dual_clip"):
+        TrainerConfig.model_validate({"loss": {"dual_clip": 1.0}})
+    with pytest.raises(ValueError):
+        TrainerConfig.model_validate({"rollout": {"group_sise": 4}})
+    config = TrainerConfig().with_overrides(["loss.clip_high=0.2", "csd.skip_envs=[TauGym]", "run.dtype=bfloat16"])
+    assert (config.loss.clip_high, config.csd.skip_envs, config.run.dtype) == (0.2, ["TauGym"], "bfloat16")
+
+
+def test_files_in_three_formats(tmp_path):
+    (tmp_path / "a.json").write_text(json.dumps({"preset": "cpu-tiny", "run": {"total_steps": 3}}))
+    (tmp_path / "a.yaml").write_text("preset: cpu-tiny\nrun:\n  total_steps: 3\n")
+    (tmp_path / "a.toml").write_text('preset = "cpu-tiny"\n[run]\ntotal_steps = 3\n')
+    loaded = [TrainerConfig.load(tmp_path / name) for name in ("a.json", "a.yaml", "a.toml")]
+    assert loaded[0] == loaded[1] == loaded[2]
+    assert loaded[0].run.total_steps == 3 and loaded[0].rollout.group_size == 4
+
+
+def test_cli_job_file_and_sets(tmp_path):
+    path = tmp_path / "job.yaml"
+    path.write_text(
+        "envs: [mimesis_testing/KeywordEcho-v0]\npolicy: tiny\nalgorithm: grpo\n"
+        "preset: cpu-tiny\nrun: {total_steps: 5}\n"
+    )
+    job, config = build_job(path, ["algorithm=csd", "run.total_steps=2", "csd.coach.kind=scripted"])
+    assert job == {"envs": ["mimesis_testing/KeywordEcho-v0"], "policy": "tiny", "algorithm": "csd"}
+    assert config.run.total_steps == 2 and config.csd.coach.kind == "scripted" and config.rollout.group_size == 4
+    (tmp_path / "empty.json").write_text("{}")
+    assert train_main(["--config", str(tmp_path / "empty.json")]) == 2
+
+
+@pytest.mark.slow
+def test_cli_trains_one_step(tmp_path, capsys, monkeypatch):
+    torch = pytest.importorskip("torch")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: None)  # keep one thread for this small model
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps({
+        "envs": [{"id": "mimesis_testing/KeywordEcho-v0", "kwargs": {"reward_rule": "parity"}}],
+        "policy": "factory:mimesis_gym.algorithms.testing:tiny_random_model",
+        "algorithm": "grpo",
+        "preset": "cpu-tiny",
+        "run": {"total_steps": 1, "output_dir": str(tmp_path / "run"), "progress": False},
+    }))  # fmt: skip
+    assert train_main(["--config", str(path)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["steps"] == 1 and summary["last_checkpoint"].endswith("step_1")
+    assert (tmp_path / "run" / "metrics.jsonl").is_file()
+    monkeypatch.undo()
+    torch.set_num_threads(threads)
