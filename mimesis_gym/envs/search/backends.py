@@ -14,6 +14,7 @@ import asyncio
 import importlib
 import logging
 import os
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -184,23 +185,42 @@ class SerperBackend:
             return SearchResult(message=f"Search failed: ${SERPER_KEY_VARIABLE} is not set")
         url = self.base_url.rstrip("/") + "/search"
         headers = {"X-API-KEY": key, "Content-Type": "application/json"}
+        client = _loop_client()
         try:
-            async with httpx.AsyncClient(timeout=self.timeout) as client:
-                for attempt in range(self.max_attempts):
-                    response = await client.post(url, json={"q": query, "num": self.num}, headers=headers)
-                    if response.status_code >= 400:
-                        return SearchResult(message=f"Search failed: HTTP {response.status_code}")
-                    try:
-                        data = response.json()
-                    except ValueError:
-                        return SearchResult(message="Search failed: the response is not JSON")
-                    if isinstance(data, dict) and data.get("organic"):
-                        return SearchResult(hits=serper_hits(data, k))
-                    if attempt + 1 < self.max_attempts:
-                        await retry_pause(self.retry_sleep)
+            for attempt in range(self.max_attempts):
+                response = await client.post(
+                    url, json={"q": query, "num": self.num}, headers=headers, timeout=self.timeout
+                )
+                if response.status_code >= 400:
+                    return SearchResult(message=f"Search failed: HTTP {response.status_code}")
+                try:
+                    data = response.json()
+                except ValueError:
+                    return SearchResult(message="Search failed: the response is not JSON")
+                if isinstance(data, dict) and data.get("organic"):
+                    return SearchResult(hits=serper_hits(data, k))
+                if attempt + 1 < self.max_attempts:
+                    await retry_pause(self.retry_sleep)
         except httpx.HTTPError as error:
             return SearchResult(message=f"Search failed: {type(error).__name__}")
         return SearchResult(message=SERPER_TIMEOUT_MESSAGE)
+
+
+_CLIENTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+
+
+def _loop_client() -> Any:
+    """One pooled ``httpx.AsyncClient`` per event loop, shared by every search on it (not one per search).
+
+    The key is never stored on the client: it goes in each request's headers.
+    """
+    import httpx
+
+    loop = asyncio.get_running_loop()
+    client = _CLIENTS.get(loop)
+    if client is None or client.is_closed:
+        client = _CLIENTS[loop] = httpx.AsyncClient(trust_env=False)
+    return client
 
 
 async def retry_pause(seconds: float) -> None:

@@ -55,6 +55,16 @@ def get_order_details(db: EpisodeDB, order_id: str) -> str:
     return "Error: order not found" if order is None else _dump(order)
 
 
+def _order_in_status(db: EpisodeDB, order_id: str, status: str, verb: str) -> tuple[Any, str | None]:
+    """The order if it exists and has ``status``; else ``(None, <tau-bench's error string>)``."""
+    order = db.get("orders", order_id)
+    if order is None:
+        return None, "Error: order not found"
+    if order["status"] != status:
+        return None, f"Error: only {status} orders can be {verb}"
+    return order, None
+
+
 def get_product_details(db: EpisodeDB, product_id: str) -> str:
     product = db.get("products", product_id)
     return "Error: product not found" if product is None else _dump(product)
@@ -107,11 +117,9 @@ def _new_address(address1: str, address2: str, city: str, state: str, country: s
 
 
 def cancel_pending_order(db: EpisodeDB, order_id: str, reason: str) -> str:
-    order = db.get("orders", order_id)
-    if order is None:
-        return "Error: order not found"
-    if order["status"] != "pending":
-        return "Error: only pending orders can be cancelled"
+    order, problem = _order_in_status(db, order_id, "pending", "cancelled")
+    if problem:
+        return problem
     if reason not in CANCEL_REASONS:
         return "Error: the reason must be 'no longer needed' or 'ordered by mistake'"
     methods = _owner_methods(db, order)
@@ -142,22 +150,18 @@ def modify_pending_order_address(
     country: str,
     zip: str,
 ) -> str:
-    order = db.get("orders", order_id)
-    if order is None:
-        return "Error: order not found"
-    if order["status"] != "pending":
-        return "Error: only pending orders can be modified"
+    order, problem = _order_in_status(db, order_id, "pending", "modified")
+    if problem:
+        return problem
     order = db.write("orders", order_id)
     order["address"] = _new_address(address1, address2, city, state, country, zip)
     return _dump(order)
 
 
 def modify_pending_order_payment(db: EpisodeDB, order_id: str, payment_method_id: str) -> str:
-    order = db.get("orders", order_id)
-    if order is None:
-        return "Error: order not found"
-    if order["status"] != "pending":
-        return "Error: only pending orders can be modified"
+    order, problem = _order_in_status(db, order_id, "pending", "modified")
+    if problem:
+        return problem
     methods = _owner_methods(db, order)
     if methods is None or payment_method_id not in methods:
         return "Error: payment method not found"
@@ -220,11 +224,9 @@ def _item_change_checks(
 def modify_pending_order_items(
     db: EpisodeDB, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
 ) -> str:
-    order = db.get("orders", order_id)
-    if order is None:
-        return "Error: order not found"
-    if order["status"] != "pending":
-        return "Error: only pending orders can be modified"
+    order, problem = _order_in_status(db, order_id, "pending", "modified")
+    if problem:
+        return problem
     diff, problem = _item_change_checks(db, order, item_ids, new_item_ids, payment_method_id, round_difference=False)
     if problem:
         return problem
@@ -251,11 +253,9 @@ def modify_pending_order_items(
 
 
 def return_delivered_order_items(db: EpisodeDB, order_id: str, item_ids: list[str], payment_method_id: str) -> str:
-    order = db.get("orders", order_id)
-    if order is None:
-        return "Error: order not found"
-    if order["status"] != "delivered":
-        return "Error: only delivered orders can be returned"
+    order, problem = _order_in_status(db, order_id, "delivered", "returned")
+    if problem:
+        return problem
     methods = _owner_methods(db, order)
     if methods is None or payment_method_id not in methods:
         return "Error: payment method not found"
@@ -275,11 +275,9 @@ def return_delivered_order_items(db: EpisodeDB, order_id: str, item_ids: list[st
 def exchange_delivered_order_items(
     db: EpisodeDB, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
 ) -> str:
-    order = db.get("orders", order_id)
-    if order is None:
-        return "Error: order not found"
-    if order["status"] != "delivered":
-        return "Error: only delivered orders can be exchanged"
+    order, problem = _order_in_status(db, order_id, "delivered", "exchanged")
+    if problem:
+        return problem
     diff, problem = _item_change_checks(db, order, item_ids, new_item_ids, payment_method_id, round_difference=True)
     if problem:
         return problem
