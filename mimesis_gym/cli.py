@@ -243,7 +243,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         settings["users"] = [u.strip() for u in settings.get("users", ["scripted"])]
         demo = settings["agents"] == ["tiny"] and args.limit is None and not args.paper
         if demo:
-            settings.setdefault("max_turns", 8)
+            # 8 turns measured 8 min 11 s with eight envs on 2 quiet cores (bench_demo.py); above
+            # 8 minutes evaluation.md §5 lowers the demo's turn cap, never the 10-minute bound.
+            settings.setdefault("max_turns", DEMO_MAX_TURNS)
             settings.setdefault("agent_max_tokens", 64)
             settings["limit"] = 2
         if args.envs and args.envs != "all":
@@ -415,6 +417,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--role-max-tokens", type=int, help="cap every role call's max_tokens (env kwarg)")
     check.set_defaults(run=_cmd_check)
     return parser
+
+
+DEMO_MAX_TURNS = 6
+"""Turn cap of the embedded-defaults demo (``mimesis-gym eval`` with no arguments)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
