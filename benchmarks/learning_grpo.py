@@ -13,13 +13,16 @@ training, then checks the criterion:
 (matplotlib, Agg) is written under ``--out`` and its path printed. Exit status 0 when the criterion
 holds, 1 otherwise.
 
-    python benchmarks/learning_grpo.py [--algorithm grpo|csd] [--seeds 0 1 2] [--steps 30] [--lr 5e-5] [--threads 1]
+    python benchmarks/learning_grpo.py [--algorithm grpo|csd] [--seeds 0 1 2] [--steps 30] [--lr 5e-5]
+        [--threads 1] [--jobs 3] [--set rollout.mask_truncated_turns=true]
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
+import multiprocessing
 import statistics
 import time
 from pathlib import Path
@@ -32,6 +35,8 @@ from mimesis_gym.algorithms.trainer import Trainer
 
 
 def run_seed(seed: int, args: argparse.Namespace) -> dict[str, object]:
+    if args.threads:
+        torch.set_num_threads(args.threads)
     overrides = [
         f"run.seed={seed}",
         f"run.total_steps={args.steps}",
@@ -41,6 +46,7 @@ def run_seed(seed: int, args: argparse.Namespace) -> dict[str, object]:
         "run.resume=never",
         "csd.coach.kind=scripted",
         "csd.coach.callable=mimesis_gym.algorithms.testing:keyword_echo_coach",
+        *args.set,
     ]
     config = TrainerConfig.preset("cpu-tiny").with_overrides(overrides)
     metrics_file = args.out / f"{args.algorithm}-seed{seed}" / "metrics.jsonl"
@@ -98,11 +104,18 @@ def main() -> int:
     parser.add_argument("--lr", type=float, default=None, help="override the preset's lr (5e-5)")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     parser.add_argument("--out", type=Path, default=Path("runs/bench_learning"))
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="extra config override")
+    parser.add_argument("--jobs", type=int, default=1, help="seeds run in this many processes at once")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     args.out.mkdir(parents=True, exist_ok=True)
-    results = [run_seed(seed, args) for seed in args.seeds]
+    if args.jobs > 1:
+        context = multiprocessing.get_context("spawn")
+        with concurrent.futures.ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
+            results = list(pool.map(run_seed, args.seeds, [args] * len(args.seeds)))
+    else:
+        results = [run_seed(seed, args) for seed in args.seeds]
     gain = statistics.mean(r["after"] for r in results) - statistics.mean(r["before"] for r in results)  # type: ignore[misc]
     improved = sum(r["last5"] > r["first5"] for r in results)  # type: ignore[operator]
     needed = min(2, len(results))

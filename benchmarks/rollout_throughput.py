@@ -12,7 +12,7 @@ Measured in one run, side by side:
 Prints episodes/s, completion tokens/s and the ratios. Goal (issue #7): the runner reaches at least
 80% of the server's saturated token rate.
 
-    python benchmarks/rollout_throughput.py [--base-url URL] [--episodes 64] [--sequential 8]
+    python benchmarks/rollout_throughput.py [--base-url URL] [--episodes 64] [--sequential 4]
 """
 
 from __future__ import annotations
@@ -117,26 +117,30 @@ def runner_rate(base_url: str, episodes: int, concurrency: int) -> tuple[float, 
     return episodes / elapsed, tokens / elapsed, tokens / rollout
 
 
+def report(label: str, tokens_per_s: float, episodes_per_s: float | None = None, phase: float | None = None) -> None:
+    """Print one measured row as soon as its phase finishes (a killed run still shows what it measured)."""
+    eps = f"{episodes_per_s:>10.3f}" if episodes_per_s is not None else f"{'':>10}"
+    rollout = f" {phase:>23.1f}" if phase is not None else ""
+    print(f"{label:<52} {eps} {tokens_per_s:>9.1f}{rollout}", flush=True)
+
+
 def measure(base_url: str, episodes: int, sequential: int) -> None:
+    print(f"{'mode':<52} {'episodes/s':>10} {'tokens/s':>9} {'rollout-phase tokens/s':>23}", flush=True)
     prompts = opening_prompts(64)
     asyncio.run(saturated_rate(base_url, prompts[:16]))  # warm-up
     saturated = asyncio.run(saturated_rate(base_url, prompts))
+    report("server, 64 bare concurrent requests", saturated)
     bodies: list[dict] = []
     restore = capturing_requests(bodies)
     try:
         concurrent_eps, concurrent_tps, concurrent_phase = runner_rate(base_url, episodes, 64)
     finally:
         restore()
+    report(f"runner, {episodes} episodes at concurrency 64", concurrent_tps, concurrent_eps, concurrent_phase)
     replayed = asyncio.run(replay_rate(base_url, bodies, 64))
+    report(f"server, the runner's {len(bodies)} requests replayed, 64 in flight", replayed)
     one_eps, one_tps, _ = runner_rate(base_url, sequential, 1)
-    print(f"{'mode':<44} {'episodes/s':>10} {'tokens/s':>9} {'rollout-phase tokens/s':>23}")
-    print(f"{'server, 64 bare concurrent requests':<44} {'':>10} {saturated:>9.1f}")
-    print(
-        f"{f'runner, {episodes} episodes at concurrency 64':<44} {concurrent_eps:>10.3f} {concurrent_tps:>9.1f}"
-        f" {concurrent_phase:>23.1f}"
-    )
-    print(f"{'server, the runner requests replayed, 64 in flight':<44} {'':>10} {replayed:>9.1f}")
-    print(f"{f'runner, {sequential} episodes one by one':<44} {one_eps:>10.3f} {one_tps:>9.1f}")
+    report(f"runner, {sequential} episodes one by one", one_tps, one_eps)
     print(f"runner at 64 / saturated server (opening prompts), end to end: {concurrent_tps / saturated:.2f}")
     print(f"runner at 64 / saturated server (opening prompts), rollouts:   {concurrent_phase / saturated:.2f}")
     print(f"runner at 64 / saturated server (same {len(bodies)} requests), rollouts: {concurrent_phase / replayed:.2f}"
@@ -148,7 +152,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base-url", default=os.environ.get("MIMESIS_VLLM_TEST_BASE_URL"))
     parser.add_argument("--episodes", type=int, default=64)
-    parser.add_argument("--sequential", type=int, default=8)
+    parser.add_argument("--sequential", type=int, default=4)
     args = parser.parse_args()
     if args.base_url:
         measure(args.base_url, args.episodes, args.sequential)

@@ -83,3 +83,35 @@ def test_print_mode_of_the_cli(capsys):
 def test_cli_reports_unservable_aliases():
     with pytest.raises(SystemExit, match="nothing to serve"):
         main(["serve-user", "gpt-5.6", "--print"])
+
+
+def _fake_cpuinfo(tmp_path, flags: str):
+    path = tmp_path / "cpuinfo"
+    block = "processor\t: {n}\nflags\t\t: fpu sse2 avx2 {flags}\n"
+    path.write_text("\n".join(block.format(n=n, flags=flags) for n in range(2)))
+    return str(path)
+
+
+def test_bf16_instructions_are_read_from_the_cpu_flags(tmp_path):
+    from mimesis_gym.users.serve import cpu_has_bf16
+
+    assert cpu_has_bf16(_fake_cpuinfo(tmp_path, "avx512f avx512_bf16"))
+    assert cpu_has_bf16(_fake_cpuinfo(tmp_path, "amx_tile amx_bf16"))
+    assert not cpu_has_bf16(_fake_cpuinfo(tmp_path, "avx512f avx512bw"))
+    assert cpu_has_bf16(str(tmp_path / "missing"))  # unreadable: vLLM's own dtype choice stands
+
+
+@pytest.mark.parametrize(
+    ("has_bf16", "passthrough", "expected"),
+    [(False, [], ["--dtype", "float32"]), (True, [], []), (False, ["--dtype", "bfloat16"], ["--dtype", "bfloat16"])],
+)
+def test_tiny_is_served_in_float32_on_cpus_without_bf16(monkeypatch, tmp_path, has_bf16, passthrough, expected):
+    import mimesis_gym.core.tiny
+    import mimesis_gym.users.serve as serve
+
+    monkeypatch.setattr(mimesis_gym.core.tiny, "ensure_tiny_model", lambda: tmp_path)
+    monkeypatch.setattr(serve, "_has_cuda", lambda: False)
+    monkeypatch.setattr(serve, "cpu_has_bf16", lambda: has_bf16)
+    argv = build_serve_command("tiny", python="python", passthrough=passthrough).argv
+    dtype = [argv[i : i + 2] for i, arg in enumerate(argv) if arg == "--dtype"]
+    assert dtype == ([expected] if expected else [])

@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import httpx
 
@@ -116,8 +117,13 @@ def build_serve_command(
         argv += ["--api-key", key]
     argv += list(passthrough)
     env = dict(serve.env)
-    if "VLLM_CPU_KVCACHE_SPACE" in env and _has_cuda():
+    on_cuda = _has_cuda()
+    if "VLLM_CPU_KVCACHE_SPACE" in env and on_cuda:
         env.pop("VLLM_CPU_KVCACHE_SPACE")
+    if spec.alias == "tiny" and not on_cuda and "--dtype" not in argv and not cpu_has_bf16():
+        # vLLM-CPU resolves the tiny model to bfloat16; without bf16 instructions its oneDNN linear
+        # falls back to a torch bf16 matmul about 6x slower than float32 (docs/users.md).
+        argv += ["--dtype", "float32"]
     return ServeCommand(argv, env, host, chosen_port, serve.served_model_name, spec.alias)
 
 
@@ -127,6 +133,19 @@ def _has_cuda() -> bool:
     except ImportError:
         return False
     return bool(torch.cuda.is_available())
+
+
+def cpu_has_bf16(cpuinfo: str = "/proc/cpuinfo") -> bool:
+    """Whether this CPU has bfloat16 matrix instructions (``avx512_bf16`` or ``amx_bf16``).
+
+    Read from the flags in ``cpuinfo``; ``True`` when the file cannot be read (vLLM's own choice stands).
+    """
+    try:
+        text = Path(cpuinfo).read_text(errors="replace")
+    except OSError:
+        return True
+    flags = {flag for line in text.splitlines() if line.startswith("flags") for flag in line.split(":", 1)[-1].split()}
+    return bool(flags & {"avx512_bf16", "amx_bf16"})
 
 
 def vllm_importable(python: str) -> bool:
