@@ -107,8 +107,6 @@ def main() -> int:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="extra config override")
     parser.add_argument("--jobs", type=int, default=1, help="seeds run in this many processes at once")
     args = parser.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
     args.out.mkdir(parents=True, exist_ok=True)
     if args.jobs > 1:
         context = multiprocessing.get_context("spawn")

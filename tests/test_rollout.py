@@ -13,14 +13,7 @@ from mimesis_gym.algorithms.render import ChatRenderer  # noqa: E402
 from mimesis_gym.algorithms.rollout import Collector, EpisodeRequest  # noqa: E402
 from mimesis_gym.algorithms.testing import ENV_ID, tiny_random_model, tiny_tokenizer  # noqa: E402
 from mimesis_gym.core.tiny import TinyModelUnavailable  # noqa: E402
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # small models: one thread avoids spin-waiting on a shared 2-core machine
-    yield
-    torch.set_num_threads(threads)
+from tests.support.torch_fixtures import one_thread  # noqa: E402, F401
 
 
 @pytest.fixture(scope="module")

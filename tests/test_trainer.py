@@ -11,7 +11,7 @@ from mimesis_gym.algorithms.losses import aggregate  # noqa: E402
 from mimesis_gym.algorithms.render import TemplateNotIncrementalError  # noqa: E402
 from mimesis_gym.algorithms.testing import ENV_ID, tiny_random_model  # noqa: E402
 from mimesis_gym.algorithms.trainer import DropoutError, Trainer, aggregation_weights  # noqa: E402
-from mimesis_gym.core.tiny import TinyModelUnavailable  # noqa: E402
+from tests.support.torch_fixtures import one_thread, tiny_random_model_available  # noqa: E402, F401
 
 ENVS = [(ENV_ID, {"reward_rule": "parity"})]
 COMMON = {
@@ -43,22 +43,6 @@ INFOPO_KEYS = {
     "infopo/gate_mean", "infopo/gate_min", "infopo/gate_max", "infopo/group_std_mean", "infopo/beta",
     "infopo/intrinsic_share",
 }  # fmt: skip
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # small models: one thread avoids spin-waiting on a shared 2-core machine
-    yield
-    torch.set_num_threads(threads)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def tokenizer_available():
-    try:
-        tiny_random_model()
-    except TinyModelUnavailable as error:
-        pytest.skip(str(error))
 
 
 def config(tmp_path, *overrides):

@@ -16,29 +16,13 @@ from mimesis_gym.algorithms.config import TrainerConfig  # noqa: E402
 from mimesis_gym.algorithms.logprobs import PolicyScorer  # noqa: E402
 from mimesis_gym.algorithms.testing import ENV_ID, tiny_random_model  # noqa: E402
 from mimesis_gym.algorithms.trainer import Trainer  # noqa: E402
-from mimesis_gym.core.tiny import TinyModelUnavailable  # noqa: E402
+from tests.support.torch_fixtures import one_thread, tiny_random_model_available  # noqa: E402, F401
 
 NO_REWARD = [(ENV_ID, {"reward_rule": "keyword"})]
 OVERRIDES = [
     "rollout.group_size=2", "rollout.prompts_per_batch=2", "update.mini_batch_prompts=2", "run.total_steps=1",
     "optim.lr=1e-3", "optim.weight_decay=0.0", "run.eval_every=0", "run.save_every=0", "run.progress=false",
 ]  # fmt: skip
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def tokenizer_available():
-    try:
-        tiny_random_model()
-    except TinyModelUnavailable as error:
-        pytest.skip(str(error))
 
 
 def trainer_recording_episodes(tmp_path, *overrides):

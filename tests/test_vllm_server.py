@@ -23,16 +23,21 @@ VLLM_PYTHON = Path(os.environ.get("MIMESIS_VLLM_PYTHON", ROOT / ".venv-vllm" / "
 MESSAGES = [{"role": "user", "content": "Say hello in five words."}]
 
 
-@pytest.fixture(scope="session")
-def vllm_base_url(tmp_path_factory):
-    if os.environ.get("MIMESIS_VLLM_TEST_BASE_URL"):  # reuse a server started by hand
-        yield os.environ["MIMESIS_VLLM_TEST_BASE_URL"]
-        return
+def require_vllm_python() -> None:
+    """Skip (fail under ``CI=true``) when the vLLM interpreter is missing, naming the setup command."""
     if not VLLM_PYTHON.exists():
         message = f"no vLLM interpreter at {VLLM_PYTHON}: run `make vllm-cpu` first"
         if os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def vllm_base_url(tmp_path_factory):
+    if os.environ.get("MIMESIS_VLLM_TEST_BASE_URL"):  # reuse a server started by hand
+        yield os.environ["MIMESIS_VLLM_TEST_BASE_URL"]
+        return
+    require_vllm_python()
     from mimesis_gym.users.serve import tiny_server
 
     log = tmp_path_factory.mktemp("vllm") / "server.log"
