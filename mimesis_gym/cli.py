@@ -1,31 +1,88 @@
-"""The ``mimesis-gym`` command (evaluation.md §5): ``list``, ``play``, ``check``, ``--version``."""
+"""The ``mimesis-gym`` command (evaluation.md §5): ``list``, ``play``, ``eval``, ``report``, ``check``, …
+
+Exit codes: 0 success; 1 a check failed; 2 a usage or configuration error (one line on stderr, no
+traceback: a bad flag or value, an unknown alias, an unusable endpoint found by the pre-flight, a
+run directory in use); 3 a run finished with agent or env errors; 4 a run in which some (agent,
+user, env) cell is nothing but user failures; 130/143 interrupted by SIGINT/SIGTERM.
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 import gymnasium as gym
 from gymnasium.envs.registration import load_env_creator
 
 import mimesis_gym
+from mimesis_gym.core.errors import ConfigurationError, MimesisGymError
 from mimesis_gym.envs import ENV_IDS, SHORT_NAMES
 
-__all__ = ["main"]
+__all__ = ["EXIT_ALL_USER_FAILURES", "EXIT_RUN_ERRORS", "EXIT_USAGE", "UsageError", "main"]
+
+EXIT_USAGE = 2
+EXIT_RUN_ERRORS = 3
+EXIT_ALL_USER_FAILURES = 4
+
+
+class UsageError(ConfigurationError):
+    """The command line asks for something that cannot be done; printed as one line, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """``argparse`` with one-line errors (exit 2), for every sub-command too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _int_at_least(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+def _float_in(low: float, high: float | None = None, *, open_low: bool = False) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        too_low = value <= low if open_low else value < low
+        if not math.isfinite(value) or too_low or (high is not None and value > high):
+            bound = f"> {low:g}" if open_low else f">= {low:g}"
+            raise argparse.ArgumentTypeError(
+                f"must be a number {bound}{f' and <= {high:g}' if high is not None else ''}, got {text}"
+            )
+        return value
+
+    return parse
+
+
+def _usage(message: str) -> NoReturn:
+    raise UsageError(message)
 
 
 def _env_id(name: str) -> str:
-    """An env id from an id or a short name (``function``); ``SystemExit`` with the known names."""
+    """An env id from an id or a short name (``function``); :class:`UsageError` with the known names."""
     if name in ENV_IDS:
         return name
     by_short = {short: env_id for env_id, short in SHORT_NAMES.items()}
     if name.lower() in by_short:
         return by_short[name.lower()]
     known = ", ".join(f"{short} ({env_id})" for env_id, short in SHORT_NAMES.items())
-    raise SystemExit(f"mimesis-gym: unknown env {name!r}; known: {known}")
+    _usage(f"unknown env {name!r}; known: {known}")
 
 
 def _env_ids(spec: str | None) -> list[str]:
@@ -76,59 +133,95 @@ def _play_as_user(args: argparse.Namespace, env_id: str) -> int:
     from mimesis_gym.agents.registry import make_agent
 
     agent = make_agent(args.agent, max_tokens=args.agent_max_tokens)
-    env = gym.make(env_id, max_episode_steps=args.max_turns, user="human", split=args.split, pack=args.pack)
-    options = {"task_id": args.task} if args.task else None
-    obs, info = env.reset(seed=args.seed, options=options)
-    unwrapped: Any = env.unwrapped
-    print(f"== {env_id} · task {info['task_id']} · you play the user against {args.agent} ==")
-    conv = agent.start(unwrapped.system_prompt, unwrapped.tools, unwrapped.opening_messages)
-    conv.env = unwrapped
-    terminated = truncated = False
-    turn = 0
-    while not (terminated or truncated):
-        decision = asyncio.run(agent.act(conv, seed=(args.seed or 0) * 1000 + turn))
-        if decision.failure is not None:
-            print(f"[agent failed: {decision.failure.kind}: {decision.failure.detail}]")
-            break
-        print(f"[agent] {decision.action}")
-        obs, reward, terminated, truncated, info = env.step(decision.action)
-        agent.observe(conv, decision, obs)
-        print(f"[env]   {obs}\n        reward {reward}")
-        if info["user_failure"] and "other" in info["user_failure"]:
-            break  # the person quit
-        turn += 1
-    print(f"== episode score {info['episode_score']} after {info['turn']} turns ==")
-    env.close()
+    env = _play_env(args, env_id, user="human")
+
+    def episode() -> None:
+        options = {"task_id": args.task} if args.task else None
+        obs, info = env.reset(seed=args.seed, options=options)
+        unwrapped: Any = env.unwrapped
+        print(f"== {env_id} · task {info['task_id']} · you play the user against {args.agent} ==")
+        conv = agent.start(unwrapped.system_prompt, unwrapped.tools, unwrapped.opening_messages)
+        conv.env = unwrapped
+        terminated = truncated = False
+        turn = 0
+        while not (terminated or truncated):
+            decision = asyncio.run(agent.act(conv, seed=(args.seed or 0) * 1000 + turn))
+            if decision.failure is not None:
+                print(f"[agent failed: {decision.failure.kind}: {decision.failure.detail}]")
+                break
+            print(f"[agent] {decision.action}")
+            obs, reward, terminated, truncated, info = env.step(decision.action)
+            agent.observe(conv, decision, obs)
+            print(f"[env]   {obs}\n        reward {reward}")
+            if info["user_failure"] and "other" in info["user_failure"]:
+                break  # the person quit
+            turn += 1
+        print(f"== episode score {info['episode_score']} after {info['turn']} turns ==")
+
+    return _interruptible(env, episode)
+
+
+def _interruptible(env: Any, episode: Callable[[], None]) -> int:
+    """Play ``episode``; Ctrl-C ends it with exit 130 and no traceback; the env is closed either way."""
+    try:
+        episode()
+    except KeyboardInterrupt:
+        print("\n== interrupted ==")
+        return 130
+    finally:
+        env.close()
     return 0
+
+
+def _play_env(args: argparse.Namespace, env_id: str, **kwargs: Any) -> Any:
+    """The env of ``play``, with ``--split``/``--task``/``--pack`` checked against its task pack first."""
+    env = gym.make(env_id, max_episode_steps=args.max_turns, split=args.split, pack=args.pack, **kwargs)
+    pack = env.unwrapped.task_pack  # type: ignore[attr-defined]
+    try:
+        pack.pool(args.split)
+        if args.task:
+            pack.get(args.task)
+    except ValueError as error:
+        env.close()
+        _usage(f"{error} (tasks of {args.split!r}: {', '.join(t.id for t in _pool_or_empty(pack, args.split))})")
+    return env
+
+
+def _pool_or_empty(pack: Any, split: str) -> tuple[Any, ...]:
+    try:
+        return tuple(pack.pool(split))[:10]
+    except ValueError:
+        return ()
 
 
 def _cmd_play(args: argparse.Namespace) -> int:
     env_id = _env_id(args.env)
     if args.as_ == "user":
         return _play_as_user(args, env_id)
-    kwargs: dict[str, Any] = {"user": args.user, "split": args.split, "pack": args.pack}
-    env = gym.make(env_id, max_episode_steps=args.max_turns, **kwargs)
-    options = {"task_id": args.task} if args.task else None
-    obs, info = env.reset(seed=args.seed, options=options)
-    unwrapped: Any = env.unwrapped
-    print(f"== {env_id} · task {info['task_id']} · up to {args.max_turns} turns ==")
-    print(unwrapped.system_prompt)
-    print(f"\n[user] {obs}")
-    print("Type actions such as `[action] …`, `[answer] …`, `[finish]`; /quit to stop.")
-    terminated = truncated = False
-    while not (terminated or truncated):
-        try:
-            line = input("> ")
-        except EOFError:
-            break
-        if line.strip() == "/quit":
-            break
-        obs, reward, terminated, truncated, info = env.step(line)
-        flag = "" if info["valid_action"] else "  (invalid action)"
-        print(f"[user] {obs}\n       reward {reward}{flag}")
-    print(f"== episode score {info['episode_score']} after {info['turn']} turns ==")
-    env.close()
-    return 0
+    env = _play_env(args, env_id, user=args.user)
+
+    def episode() -> None:
+        options = {"task_id": args.task} if args.task else None
+        obs, info = env.reset(seed=args.seed, options=options)
+        unwrapped: Any = env.unwrapped
+        print(f"== {env_id} · task {info['task_id']} · up to {args.max_turns} turns ==")
+        print(unwrapped.system_prompt)
+        print(f"\n[user] {obs}")
+        print("Type actions such as `[action] …`, `[answer] …`, `[finish]`; /quit to stop.")
+        terminated = truncated = False
+        while not (terminated or truncated):
+            try:
+                line = input("> ")
+            except EOFError:
+                break
+            if line.strip() == "/quit":
+                break
+            obs, reward, terminated, truncated, info = env.step(line)
+            flag = "" if info["valid_action"] else "  (invalid action)"
+            print(f"[user] {obs}\n       reward {reward}{flag}")
+        print(f"== episode score {info['episode_score']} after {info['turn']} turns ==")
+
+    return _interruptible(env, episode)
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
@@ -169,78 +262,110 @@ def _cmd_serve_user(args: argparse.Namespace) -> int:
             passthrough=args.passthrough,
         )
     except ValueError as error:
-        raise SystemExit(f"mimesis-gym serve-user: {error}") from None
+        _usage(str(error))
     return serve_user_main(command, print_only=args.print, wait_s=args.wait)
 
 
-def _parse_env_args(items: list[str]) -> dict[str, dict[str, Any]]:
+def _parse_assignments(items: list[str], flag: str, *, scoped: bool) -> dict[str, Any]:
+    """``KEY=VALUE`` (or ``ENV.KEY=VALUE`` when ``scoped``) items; values are JSON when they parse as JSON."""
     import json as _json
 
-    parsed: dict[str, dict[str, Any]] = {}
+    parsed: dict[str, Any] = {}
     for item in items:
-        target, _, value = item.partition("=")
-        env, _, key = target.partition(".")
-        if not env or not key or not _:
-            raise SystemExit(f"mimesis-gym eval: --env-arg wants ENV.KEY=VALUE, got {item!r}")
+        target, eq, value = item.partition("=")
+        if scoped:
+            env, dot, key = target.partition(".")
+            if not (eq and dot and env and key):
+                _usage(f"{flag} wants ENV.KEY=VALUE, got {item!r}")
+        elif not (eq and target):
+            _usage(f"{flag} wants KEY=VALUE, got {item!r}")
         try:
-            parsed.setdefault(env, {})[key] = _json.loads(value)
+            decoded = _json.loads(value)
         except ValueError:
-            parsed.setdefault(env, {})[key] = value
+            decoded = value
+        if scoped:
+            parsed.setdefault(env, {})[key] = decoded
+        else:
+            parsed[target] = decoded
     return parsed
 
 
-def _cmd_eval(args: argparse.Namespace) -> int:
-    import asyncio
-    import datetime as dt
-    import json as _json
-    import signal
-    from pathlib import Path
+def _names(text: str | None) -> list[str] | None:
+    """A comma-separated list, stripped, empty parts dropped, duplicates collapsed (first kept)."""
+    if text is None:
+        return None
+    names = list(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    if not names:
+        _usage(f"empty list {text!r}")
+    return names
 
-    from mimesis_gym.evaluation.runner import EvalConfig, Interrupted, run_eval
 
-    out = (
-        Path(args.out) if args.out else Path("runs") / dt.datetime.now(dt.timezone.utc).strftime("eval-%Y%m%dT%H%M%SZ")
-    )
-    if args.resume:
-        if not (out / "run.json").is_file():
-            raise SystemExit("mimesis-gym eval: --resume needs --out pointing at an earlier run")
-        config = EvalConfig.model_validate(_json.loads((out / "run.json").read_text())["config"])
-    else:
-        if out.exists() and any(out.iterdir()):
-            raise SystemExit(f"mimesis-gym eval: {out} is not empty (use --resume to continue it)")
+def _given_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The run settings this command line states (``None``: not given, the stored/default value stands)."""
+    envs = _names(args.envs) if args.envs and args.envs != "all" else None
+    return {
+        "agents": _names(args.agent),
+        "users": _names(args.users),
+        "envs": envs,
+        "judge": args.judge,
+        "trials": args.trials,
+        "seed": args.seed,
+        "split": args.split,
+        "limit": args.limit,
+        "max_turns": args.max_turns,
+        "concurrency": args.concurrency,
+        "agent_concurrency": args.agent_concurrency,
+        "user_concurrency": args.user_concurrency,
+        "step_timeout": args.step_timeout,
+        "agent_max_tokens": args.agent_max_tokens,
+        "temperature": args.temperature,
+        "role_max_tokens": args.role_max_tokens,
+        "user_failures": args.user_failures,
+        "on_no_tool_call": args.on_no_tool_call,
+        "data_dir": args.data_dir,
+        "workers": args.workers,
+        "ray_address": args.ray_address,
+        "privileged": True if args.privileged else None,
+        "env_args": _parse_assignments(args.env_arg, "--env-arg", scoped=True) if args.env_arg else None,
+        "user_kwargs": _parse_assignments(args.user_arg, "--user-arg", scoped=False) if args.user_arg else None,
+        "preset": "paper" if args.paper else None,
+    }
+
+
+def _check_out_dir(out: Any) -> None:
+    """Create ``--out`` (and parents) and prove it writable; :class:`UsageError` with the reason otherwise."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-probe"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as error:
+        _usage(f"--out {out} cannot be used: {error.strerror or error}")
+
+
+def _eval_config(args: argparse.Namespace, out: Any) -> Any:
+    """The run's :class:`EvalConfig`: the stored one on ``--resume`` (only pace flags may change), else built."""
+    from pydantic import ValidationError
+
+    from mimesis_gym.evaluation.rundir import check_resume_overrides, stored_config
+    from mimesis_gym.evaluation.runner import EvalConfig
+
+    given = _given_settings(args)
+    try:
+        if args.resume:
+            return EvalConfig.model_validate(check_resume_overrides(stored_config(out), given))
+        if out.is_dir() and any(out.iterdir()):
+            _usage(f"{out} is not empty (use --resume to continue it)")
         settings: dict[str, Any] = {}
         if args.paper:
             from mimesis_gym.evaluation.presets import PAPER_EVAL
 
             if not args.data_dir:
-                raise SystemExit(
-                    "mimesis-gym eval: --paper evaluates on the upstream UserRL test sets: pass --data-dir"
-                )
-            settings.update(PAPER_EVAL, preset="paper")
-        explicit = {
-            "agents": args.agent.split(",") if args.agent else None,
-            "users": args.users.split(",") if args.users else None,
-            "judge": args.judge,
-            "trials": args.trials,
-            "seed": args.seed,
-            "limit": args.limit,
-            "max_turns": args.max_turns,
-            "concurrency": args.concurrency,
-            "agent_concurrency": args.agent_concurrency,
-            "user_concurrency": args.user_concurrency,
-            "step_timeout": args.step_timeout,
-            "agent_max_tokens": args.agent_max_tokens,
-            "temperature": args.temperature,
-            "role_max_tokens": args.role_max_tokens,
-            "user_failures": args.user_failures,
-            "on_no_tool_call": args.on_no_tool_call,
-            "data_dir": args.data_dir,
-            "workers": args.workers,
-            "ray_address": args.ray_address,
-        }
-        settings.update({key: value for key, value in explicit.items() if value is not None})
-        settings["agents"] = [a.strip() for a in settings.get("agents", ["tiny"])]
-        settings["users"] = [u.strip() for u in settings.get("users", ["scripted"])]
+                _usage("--paper evaluates on the upstream UserRL test sets: pass --data-dir")
+            settings.update(PAPER_EVAL)
+        settings.update({key: value for key, value in given.items() if value is not None})
+        settings.setdefault("agents", ["tiny"])
+        settings.setdefault("users", ["scripted"])
         demo = settings["agents"] == ["tiny"] and args.limit is None and not args.paper
         if demo:
             # 8 turns measured 8 min 11 s with eight envs on 2 quiet cores (bench_demo.py); above
@@ -248,21 +373,41 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             settings.setdefault("max_turns", DEMO_MAX_TURNS)
             settings.setdefault("agent_max_tokens", 64)
             settings["limit"] = 2
-        if args.envs and args.envs != "all":
-            settings["envs"] = [e.strip() for e in args.envs.split(",")]
-        config = EvalConfig(
-            split=args.split,
-            privileged=args.privileged,
-            env_args=_parse_env_args(args.env_arg or []),
-            **settings,
+        config = EvalConfig(**settings)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in item['loc']) or 'config'}: {item['msg']}" for item in error.errors()
         )
-        if demo:
-            print(
-                f"embedded defaults: tiny agent, {config.limit} tasks per env, agent max_tokens "
-                f"{config.agent_max_tokens}, {config.max_turns} turns (lift with --limit, --agent-max-tokens, "
-                "--max-turns)",
-                file=sys.stderr,
-            )
+        _usage(problems)
+    if demo:
+        print(
+            f"embedded defaults: tiny agent, {config.limit} tasks per env, agent max_tokens "
+            f"{config.agent_max_tokens}, {config.max_turns} turns (lift with --limit, --agent-max-tokens, "
+            "--max-turns)",
+            file=sys.stderr,
+        )
+    return config
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    import asyncio
+    import datetime as dt
+    import signal
+    from pathlib import Path
+
+    from mimesis_gym.evaluation.runner import Interrupted, all_user_failure_cells, run_eval
+    from mimesis_gym.evaluation.store import ResultsStore
+
+    out = (
+        Path(args.out) if args.out else Path("runs") / dt.datetime.now(dt.timezone.utc).strftime("eval-%Y%m%dT%H%M%SZ")
+    )
+    if args.resume and not args.out:
+        _usage("--resume needs --out pointing at an earlier run")
+    if out.exists() and not out.is_dir():
+        _usage(f"--out {out} is a file, not a directory")
+    config = _eval_config(args, out)
+    if not args.resume:
+        _check_out_dir(out)
     try:
         _, counts = asyncio.run(
             run_eval(
@@ -273,16 +418,21 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                 argv=sys.argv,
                 handle_signals=True,
                 drain_timeout=args.drain_timeout,
+                preflight=not args.no_preflight,
+                log=lambda line: print(line, file=sys.stderr),
             )
         )
-    except ValueError as error:
-        raise SystemExit(f"mimesis-gym eval: {error}") from None
     except Interrupted as stopped:
         print(f"interrupted; resume with: mimesis-gym eval --resume --out {out}", file=sys.stderr)
         return 130 if stopped.signum == signal.SIGINT else 143
     print((out / "summary.md").read_text(encoding="utf-8"), end="")
     print(f"results in {out}", file=sys.stderr)
-    return 3 if counts.get("agent_error") or counts.get("env_error") else 0
+    if counts.get("agent_error") or counts.get("env_error"):
+        return EXIT_RUN_ERRORS
+    empty = all_user_failure_cells(list(ResultsStore(out / "episodes.jsonl").latest().values()))
+    for agent, user, env in empty:
+        print(f"every episode of agent {agent}, user {user}, env {env} is a user failure", file=sys.stderr)
+    return EXIT_ALL_USER_FAILURES if empty else 0
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -295,11 +445,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
         from mimesis_gym.evaluation.runner import report_runs
 
         if not args.runs:
-            raise SystemExit("mimesis-gym report: give RUN_DIR… or --from-scores FILE.csv")
+            _usage("give RUN_DIR… or --from-scores FILE.csv")
         try:
             report_runs([Path(r) for r in args.runs], Path(args.out), mode=args.user_failures, force=args.force)
         except (ValueError, OSError, KeyError) as error:
-            raise SystemExit(f"mimesis-gym report: {error}") from None
+            _usage(str(error))
         print((Path(args.out) / "summary.md").read_text(encoding="utf-8"), end="")
         return 0
     weights = None
@@ -308,18 +458,21 @@ def _cmd_report(args: argparse.Namespace) -> int:
         for part in args.weights.split(","):
             name, _, value = part.partition("=")
             if name.strip() not in ENV_COLUMNS:
-                raise SystemExit(f"mimesis-gym report: unknown column {name!r} in --weights")
-            weights[name.strip()] = float(value)
+                _usage(f"unknown column {name!r} in --weights")
+            try:
+                weights[name.strip()] = _float_in(0.0, open_low=True)(value.strip())
+            except argparse.ArgumentTypeError as error:
+                _usage(f"--weights {name.strip()}: {error}")
     try:
         report_from_scores(Path(args.from_scores), Path(args.out), weights)
     except (ValueError, OSError) as error:
-        raise SystemExit(f"mimesis-gym report: {error}") from None
+        _usage(str(error))
     print((Path(args.out) / "summary.md").read_text(encoding="utf-8"), end="")
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="mimesis-gym", description="Conversation environments with simulated users (MIMESIS / UserRL)."
     )
     parser.add_argument("--version", action="version", version=f"mimesis-gym {mimesis_gym.__version__}")
@@ -335,8 +488,8 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--task", help="task id (default: drawn from --split)")
     play.add_argument("--split", default="test", help="task split (default: test)")
     play.add_argument("--pack", default="original", help="task pack (default: original)")
-    play.add_argument("--seed", type=int, default=None, help="reset seed")
-    play.add_argument("--max-turns", type=int, default=16, help="turn cap (default: 16)")
+    play.add_argument("--seed", type=_int_at_least(0), default=None, help="reset seed")
+    play.add_argument("--max-turns", type=_int_at_least(1), default=16, help="turn cap (default: 16)")
     play.add_argument(
         "--as",
         dest="as_",
@@ -345,23 +498,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="play the agent (default) or the user (against --agent)",
     )
     play.add_argument("--agent", default="tiny", help="agent alias when playing the user (default: tiny)")
-    play.add_argument("--agent-max-tokens", type=int, default=256, help="agent token budget per turn")
+    play.add_argument("--agent-max-tokens", type=_int_at_least(1), default=256, help="agent token budget per turn")
     play.set_defaults(run=_cmd_play)
 
     serve = commands.add_parser(
         "serve-user", help="serve a user alias with vLLM's OpenAI server (arguments after -- go to vLLM)"
     )
     serve.add_argument("alias", help="e.g. mimesis-9b, ditto-8b, tiny, vllm:<hub-id>, hf:<path>")
-    serve.add_argument("--port", type=int, help="default: the port of the alias's base URL, else 8000")
+    serve.add_argument("--port", type=_int_at_least(1), help="default: the port of the alias's base URL, else 8000")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--python", help="interpreter holding vLLM (default: $MIMESIS_VLLM_PYTHON, else this one)")
-    serve.add_argument("--tp", type=int, help="tensor parallel size")
-    serve.add_argument("--dp", type=int, help="data parallel size")
-    serve.add_argument("--gpu-memory-utilization", type=float)
-    serve.add_argument("--max-model-len", type=int)
+    serve.add_argument("--tp", type=_int_at_least(1), help="tensor parallel size")
+    serve.add_argument("--dp", type=_int_at_least(1), help="data parallel size")
+    serve.add_argument("--gpu-memory-utilization", type=_float_in(0.0, 1.0, open_low=True))
+    serve.add_argument("--max-model-len", type=_int_at_least(1))
     serve.add_argument("--api-key-env", help="variable whose value vLLM requires as API key (non-loopback hosts)")
     serve.add_argument("--print", action="store_true", help="print the command and exit")
-    serve.add_argument("--wait", type=float, default=900.0, help="health wait in seconds (default 900)")
+    serve.add_argument("--wait", type=_float_in(0.0, open_low=True), default=900.0, help="health wait in seconds")
     serve.set_defaults(run=_cmd_serve_user)
 
     ev = commands.add_parser("eval", help="score agents across envs and users (the paper's protocol)")
@@ -369,33 +522,41 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--agent", help="agent aliases, comma-separated (default: tiny)")
     ev.add_argument("--users", help="user aliases, comma-separated (default: scripted)")
     ev.add_argument("--judge", help="judge alias for every user (default: each user judges itself)")
-    ev.add_argument("--trials", type=int, help="episodes per task (default 1)")
-    ev.add_argument("--seed", type=int, help="seed of trial 0 (default 0)")
-    ev.add_argument("--split", default="test")
-    ev.add_argument("--limit", type=int, help="tasks per env")
-    ev.add_argument("--max-turns", type=int)
-    ev.add_argument("--concurrency", type=int, help="episodes in flight (default 8)")
-    ev.add_argument("--agent-concurrency", type=int)
-    ev.add_argument("--user-concurrency", type=int)
-    ev.add_argument("--step-timeout", type=float, help="seconds per env step (default 120)")
-    ev.add_argument("--agent-max-tokens", type=int)
-    ev.add_argument("--temperature", type=float, help="agent temperature (default 0)")
-    ev.add_argument("--role-max-tokens", type=int, help="cap on every user/judge call's max_tokens")
+    ev.add_argument("--trials", type=_int_at_least(1), help="episodes per task (default 1)")
+    ev.add_argument("--seed", type=_int_at_least(0), help="seed of trial 0 (default 0)")
+    ev.add_argument("--split", help="task split (default test)")
+    ev.add_argument("--limit", type=_int_at_least(1), help="tasks per env")
+    ev.add_argument("--max-turns", type=_int_at_least(1))
+    ev.add_argument("--concurrency", type=_int_at_least(1), help="episodes in flight (default 8)")
+    ev.add_argument("--agent-concurrency", type=_int_at_least(1))
+    ev.add_argument("--user-concurrency", type=_int_at_least(1))
+    ev.add_argument("--step-timeout", type=_float_in(0.0, open_low=True), help="seconds per env step (default 120)")
+    ev.add_argument("--agent-max-tokens", type=_int_at_least(1))
+    ev.add_argument("--temperature", type=_float_in(0.0, 2.0), help="agent temperature (default 0)")
+    ev.add_argument("--role-max-tokens", type=_int_at_least(1), help="cap on every user/judge call's max_tokens")
     ev.add_argument("--user-failures", choices=["exclude", "include"], help="scoring mode (default exclude)")
     ev.add_argument("--on-no-tool-call", choices=["grammar", "end"], help="HTTP agents without a tool call")
     ev.add_argument("--data-dir", help="UserRL root: evaluate on the upstream task sets (pack='upstream')")
     ev.add_argument("--paper", action="store_true", help="the paper's preset (needs --data-dir)")
-    ev.add_argument("--workers", type=int, help="worker processes sharing the units (default 1)")
+    ev.add_argument("--workers", type=_int_at_least(1), help="worker processes sharing the units (default 1)")
     ev.add_argument(
         "--ray", dest="ray_address", metavar="ADDRESS",
         help="run the --workers as Ray actors on the cluster at ADDRESS (host:port or auto; extra `ray`)",
     )  # fmt: skip
     ev.add_argument("--privileged", action="store_true", help="store thought records in the records")
     ev.add_argument("--env-arg", action="append", help="ENV.KEY=VALUE passed to that env (repeatable)")
+    ev.add_argument(
+        "--user-arg", action="append", help="KEY=VALUE for every HTTP user, e.g. timeout_s=30 or fail_fast=false"
+    )
+    ev.add_argument(
+        "--no-preflight", action="store_true", help="skip probing every user, judge and agent endpoint first"
+    )
     ev.add_argument("--out", help="output directory (default runs/eval-<UTC time>)")
     ev.add_argument("--resume", action="store_true", help="continue the run in --out")
     ev.add_argument("--no-progress", action="store_true")
-    ev.add_argument("--drain-timeout", type=float, default=60.0, help="seconds running episodes get after Ctrl-C")
+    ev.add_argument(
+        "--drain-timeout", type=_float_in(0.0), default=60.0, help="seconds running episodes get after Ctrl-C"
+    )
     ev.set_defaults(run=_cmd_eval)
 
     report = commands.add_parser("report", help="summary tables (Avg, MR) from runs or from a table of env scores")
@@ -414,7 +575,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--envs", help="comma-separated env ids or short names (default: all)")
     check.add_argument("--user", help="health-check this user alias: endpoint, one completion, one role call per env")
     check.add_argument("--agent", help="health-check this agent alias: one tool-call round trip")
-    check.add_argument("--role-max-tokens", type=int, help="cap every role call's max_tokens (env kwarg)")
+    check.add_argument("--role-max-tokens", type=_int_at_least(1), help="cap every role call's max_tokens (env kwarg)")
     check.set_defaults(run=_cmd_check)
     return parser
 
@@ -435,7 +596,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv, passthrough = argv[:at], argv[at + 1 :]
     args = build_parser().parse_args(argv)
     args.passthrough = passthrough
-    return int(args.run(args))
+    try:
+        return int(args.run(args))
+    except MimesisGymError as error:  # misconfiguration, an unusable endpoint, a run in use: one line
+        print(f"mimesis-gym {args.command}: {error}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

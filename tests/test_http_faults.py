@@ -118,7 +118,7 @@ def test_think_only_twice_is_empty_after_think_never_raw_text(server):
 )
 def test_each_fault_ends_in_its_failure_kind(server, modes, kind, attempts):
     server.script(*modes)
-    reply = chat(model(server))
+    reply = chat(model(server, fail_fast=False))
     assert reply.failure is not None and reply.failure.kind == kind
     assert reply.failure.attempts == attempts == len(server.requests)
     assert reply.text == ""
@@ -239,7 +239,7 @@ def test_api_key_never_leaks(server, monkeypatch, caplog):
     monkeypatch.setenv("TEST_SENTINEL_KEY", SENTINEL_KEY)
     caplog.set_level(logging.DEBUG)
     server.script("status:401", "status:500", "status:500", "ok:fine")
-    m = model(server, api_key_env=["TEST_SENTINEL_KEY"], max_retries=1)
+    m = model(server, api_key_env=["TEST_SENTINEL_KEY"], max_retries=1, fail_fast=False)
     failed = chat(m)
     partly = chat(m)
     assert server.requests[0]["headers"]["Authorization"] == f"Bearer {SENTINEL_KEY}"
@@ -257,7 +257,9 @@ def test_api_key_never_leaks(server, monkeypatch, caplog):
 
 
 def test_missing_key_for_a_remote_endpoint_fails_as_auth_without_sending():
-    endpoint = EndpointConfig(base_url="https://api.example.invalid/v1", model="m", api_key_env=["NO_SUCH_VAR_XYZ"])
+    endpoint = EndpointConfig(
+        base_url="https://api.example.invalid/v1", model="m", api_key_env=["NO_SUCH_VAR_XYZ"], fail_fast=False
+    )
     reply = chat(OpenAIChatModel(endpoint))
     assert reply.failure.kind == "auth" and "NO_SUCH_VAR_XYZ" in reply.failure.detail
 

@@ -134,8 +134,11 @@ def test_openai_grammar_uses_openai_base_url(monkeypatch):
     assert resolve_user("openai:m").endpoint.base_url == "http://127.0.0.1:7777/v1"
 
 
-def test_hf_and_vllm_grammars():
-    assert (resolve_user("hf:/models/x").kind, resolve_user("hf:/models/x").model_path) == ("hf", "/models/x")
+def test_hf_and_vllm_grammars(tmp_path):
+    local = str(tmp_path)
+    assert (resolve_user(f"hf:{local}").kind, resolve_user(f"hf:{local}").model_path) == ("hf", local)
+    with pytest.raises(ValueError, match="no model at '/no/such/model'"):
+        resolve_user("hf:/no/such/model")
     spec = resolve_user("vllm:org/Model-8B")
     assert (spec.kind, spec.model_path, spec.serve.model, spec.serve.served_model_name) == (
         "vllm",
@@ -158,8 +161,10 @@ def test_user_kwargs_override_the_endpoint():
     model = make_chat_model("mimesis-9b", timeout_s=30, max_retries=1)
     assert isinstance(model, OpenAIChatModel)
     assert (model.config.timeout_s, model.config.max_retries, model.name) == (30, 1, "mimesis-9b")
-    with pytest.raises(ValueError, match="bad user_kwargs"):
+    with pytest.raises(ValueError, match=r"unknown key.*no_such_field; accepted: api_key_env"):
         make_chat_model("mimesis-9b", no_such_field=1)
+    with pytest.raises(ValueError, match="bad user_kwargs"):
+        make_chat_model("mimesis-9b", timeout_s=-1)
 
 
 def test_unknown_alias_lists_the_known_ones():
@@ -234,11 +239,12 @@ def test_list_users_shows_readiness():
     assert rows["gpt-5.5"].readiness == "set MIMESIS_USER_GPT_5_5_API_KEY or OPENAI_API_KEY"
 
 
-def test_every_spec_and_lazy_chat_model_pickles():
-    for alias in ["scripted", "human", "tiny", "mimesis-9b", "gpt-5.5", "openai:x", "hf:/m", "vllm:o/m"]:
+def test_every_spec_and_lazy_chat_model_pickles(tmp_path):
+    local = f"hf:{tmp_path}"
+    for alias in ["scripted", "human", "tiny", "mimesis-9b", "gpt-5.5", "openai:x", local, "vllm:o/m"]:
         spec = resolve_user(alias)
         assert pickle.loads(pickle.dumps(spec)) == spec
-    for alias in ["human", "tiny", "mimesis-9b", "hf:/m", "vllm:o/m"]:
+    for alias in ["human", "tiny", "mimesis-9b", local, "vllm:o/m"]:
         model = make_chat_model(alias)
         assert type(pickle.loads(pickle.dumps(model))) is type(model)
 

@@ -17,7 +17,7 @@ from mimesis_gym.agents.base import AgentTurn, Conversation, TextAgent
 from mimesis_gym.agents.grammar import parse_agent_text
 from mimesis_gym.core.chat import ChatFailure, Usage
 from mimesis_gym.core.conventions import TRANSPORT_KINDS, AttemptError, RetryPolicy, reinline_reasoning
-from mimesis_gym.core.http import EndpointConfig, OpenAIChatModel, is_loopback
+from mimesis_gym.core.http import EndpointConfig, EndpointHints, OpenAIChatModel, is_loopback
 from mimesis_gym.core.jsonfix import JSONCoercionError, coerce_json
 
 __all__ = ["ToolCallingAgent"]
@@ -36,9 +36,13 @@ class ToolCallingAgent(TextAgent):
         tool_choice: Literal["required", "auto", "none"] = "required",
         on_no_tool_call: Literal["grammar", "end"] = "grammar",
         reinline: Literal["auto", "on", "off"] = "auto",
+        hints: EndpointHints | None = None,
     ) -> None:
+        """``hints``: what :class:`~mimesis_gym.core.errors.AgentUnavailableError` tells the person to do."""
         self.name = name
-        self.client = OpenAIChatModel(config.model_copy(update={"max_retries": 9, "json_mode": "off"}), name=name)
+        self.client = OpenAIChatModel(
+            config.model_copy(update={"max_retries": 9, "json_mode": "off"}), name=name, party="agent", hints=hints
+        )
         self.policy: RetryPolicy = self.client.retry_policy
         self.max_tokens = max_tokens
         self.temperature = temperature

@@ -8,11 +8,12 @@ from typing import Any
 from mimesis_gym.agents.http import ToolCallingAgent
 from mimesis_gym.agents.local import LocalAgent
 from mimesis_gym.agents.scripted import NoopAgent, OracleTextAgent, RandomAgent
-from mimesis_gym.core.http import EndpointConfig
-from mimesis_gym.users.builtin import alias_env_key
-from mimesis_gym.users.registry import resolve_user
+from mimesis_gym.core.errors import ConfigurationError
+from mimesis_gym.core.http import EndpointConfig, EndpointHints, check_base_url
+from mimesis_gym.users.builtin import BUILTIN_ALIASES, alias_env_key
+from mimesis_gym.users.registry import check_local_model_path, endpoint_hints, resolve_user
 
-__all__ = ["KNOWN_AGENTS", "RELEASED_AGENTS", "make_agent"]
+__all__ = ["KNOWN_AGENTS", "RELEASED_AGENTS", "make_agent", "released_agent_endpoint"]
 
 RELEASED_AGENTS: dict[str, tuple[str, str]] = {
     "base-agent": ("phanviethoang1512/Qwen3-8B-Base-Agent", "Base"),
@@ -38,12 +39,13 @@ KNOWN_AGENTS = (
 def make_agent(
     alias: str, *, max_tokens: int = 2048, temperature: float = 0.0, on_no_tool_call: str = "grammar"
 ) -> Any:
-    """Build the agent for ``alias``; ``ValueError`` listing the known aliases otherwise."""
+    """Build the agent for ``alias``; ``ConfigurationError`` (a ``ValueError``) listing the known ones otherwise."""
     key = alias.strip()
     lowered = key.lower()
     if lowered == "tiny":
         return LocalAgent(None, name="tiny", max_tokens=max_tokens, temperature=temperature)
     if lowered.startswith("hf:") and len(key) > 3:
+        check_local_model_path(key[3:], key)
         return LocalAgent(key[3:], name=key, max_tokens=max_tokens, temperature=temperature)
     if lowered == "scripted:noop":
         return NoopAgent()
@@ -55,28 +57,40 @@ def make_agent(
             raise ValueError(f"bad delay in agent alias {alias!r}; use scripted:random:<seconds>") from None
     if lowered == "oracle":
         return OracleTextAgent()
-    if lowered.startswith("openai:"):
-        spec = resolve_user(key)  # the same grammar as openai: users
-        assert spec.endpoint is not None
-        return ToolCallingAgent(
-            spec.endpoint,
-            name=key,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            on_no_tool_call=on_no_tool_call,  # type: ignore[arg-type]
-        )
+    options: dict[str, Any] = {
+        "max_tokens": max_tokens,
+        "temperature": temperature,
+        "on_no_tool_call": on_no_tool_call,
+    }
     if lowered in RELEASED_AGENTS:
-        variable = f"MIMESIS_AGENT_{alias_env_key(lowered)}_BASE_URL"
-        endpoint = EndpointConfig(
-            base_url=os.environ.get(variable, "http://127.0.0.1:8100/v1"),
-            model=lowered,
-            api_key_env=[f"MIMESIS_AGENT_{alias_env_key(lowered)}_API_KEY"],
-        )
-        return ToolCallingAgent(
-            endpoint,
-            name=lowered,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            on_no_tool_call=on_no_tool_call,  # type: ignore[arg-type]
-        )
-    raise ValueError(f"unknown agent alias {alias!r}; known: {', '.join(KNOWN_AGENTS)}")
+        endpoint, hints = released_agent_endpoint(lowered)
+        return ToolCallingAgent(endpoint, name=lowered, hints=hints, **options)
+    # openai:<model>[@<url>] and every HTTP user alias (mimesis-9b, gpt-5.5, …) also act as agents: a
+    # customer policy in ABCDBehavior, or a user model tried as an agent elsewhere.
+    if lowered.startswith("openai:") or lowered in BUILTIN_ALIASES:
+        spec = resolve_user(key)
+        if spec.endpoint is not None:
+            return ToolCallingAgent(spec.endpoint, name=spec.alias, hints=endpoint_hints(spec), **options)
+    raise ConfigurationError(
+        f"unknown agent alias {alias!r}; known: {', '.join(KNOWN_AGENTS)}, or any HTTP user alias "
+        f"({', '.join(BUILTIN_ALIASES)})"
+    )
+
+
+def released_agent_endpoint(alias: str) -> tuple[EndpointConfig, EndpointHints]:
+    """The endpoint of a released agent (``$MIMESIS_AGENT_<KEY>_BASE_URL``, default port 8100) and its hints."""
+    key = alias_env_key(alias)
+    variable = f"MIMESIS_AGENT_{key}_BASE_URL"
+    try:
+        base_url = check_base_url(os.environ.get(variable, "http://127.0.0.1:8100/v1"))
+    except ValueError as error:
+        raise ConfigurationError(f"{variable}: {error}") from None
+    endpoint = EndpointConfig(base_url=base_url, model=alias, api_key_env=[f"MIMESIS_AGENT_{key}_API_KEY"])
+    hub = RELEASED_AGENTS[alias][0]
+    hints = EndpointHints(
+        connect=f"serve {hub} with vLLM's OpenAI server as {alias!r} (tool calls on, parser hermes) and set "
+        f"{variable} to its /v1 URL",
+        auth=f"set MIMESIS_AGENT_{key}_API_KEY to the server's key",
+        model=f"serve it under the name {alias!r} (--served-model-name {alias})",
+    )
+    return endpoint, hints

@@ -3,7 +3,10 @@
 A *chat model* is anything with ``async chat(messages, *, max_tokens, temperature, seed,
 json_keys=None) -> ChatReply``. ``chat()`` never raises for model or transport problems: every
 such problem ends as a :class:`ChatReply` whose ``failure`` names the kind. It raises only for
-programming errors and propagates :class:`asyncio.CancelledError`.
+programming errors, for an endpoint that cannot work as configured
+(:class:`~mimesis_gym.core.errors.EndpointUnavailableError`: nothing listens, no key, the key or
+the model refused, before the endpoint has ever answered) and propagates
+:class:`asyncio.CancelledError`.
 
 The *call context* (:func:`call_context`) tells a chat model which episode, role and turn a call
 belongs to without changing the ``chat()`` signature, so third-party implementations keep working.

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mimesis_gym.core.chat import ChatFailure, ChatReply, FailureKind, Usage
+from mimesis_gym.core.errors import MimesisGymError
 from mimesis_gym.core.jsonfix import JSONCoercionError, coerce_json
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "detect_refusal",
     "has_think_tag",
     "reinline_reasoning",
+    "repair_messages",
     "role_messages",
     "split_thought",
 ]
@@ -176,19 +178,66 @@ def detect_refusal(text: str, patterns: Sequence[str] | None = None) -> str | No
 
 TRANSPORT_KINDS = frozenset({"timeout", "connection", "rate_limited", "server_error"})
 CONTENT_KINDS = frozenset({"bad_response", "empty", "bad_json"})
+REPAIRABLE_KINDS = frozenset({"empty", "bad_json", "refusal"})
+"""Faults of the model's own reply: retried at once with a repair turn and another seed, never resent as is."""
+REPAIR_SEED_STRIDE = 7919
+"""Added to the seed per retry (times the retry number), so a sampled retry draws differently."""
+REPAIR_QUOTE_CHARS = 1200
+
+
+def repair_messages(
+    messages: list[dict[str, Any]],
+    failure: AttemptError,
+    json_keys: Sequence[str] | None,
+    *,
+    original: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """The retry's request: the original chat plus the rejected reply and one instruction about it.
+
+    Built from ``original`` each time (repairs do not pile up). A chat that already ends with an
+    ``assistant`` message gets no repair turn (two in a row would break many templates): only the seed
+    changes then.
+    """
+    if not original or original[-1].get("role") == "assistant":
+        return list(original)
+    if failure.kind == "refusal":
+        instruction = (
+            "That reply stepped out of your role. Stay in character as the person described in your instructions "
+            "and answer their counterpart's last message."
+        )
+    elif failure.kind == "empty":
+        instruction = "That reply was empty. Answer the last message."
+    else:
+        keys = ", ".join(f'"{key}"' for key in json_keys or ())
+        cut = " It was cut off at the length limit, so keep it short." if "token limit" in failure.detail else ""
+        instruction = f"That reply was not a JSON object with the keys {keys}.{cut} Answer again with only that object."
+    quoted = (failure.reply or "").strip()[:REPAIR_QUOTE_CHARS] or "(empty)"
+    return [*original, {"role": "assistant", "content": quoted}, {"role": "user", "content": instruction}]
 
 
 class AttemptError(Exception):
     """One attempt failed with a classified kind (raised by ``BaseChatModel._attempt``)."""
 
     def __init__(
-        self, kind: FailureKind, detail: str = "", *, status: int | None = None, retry_after: float | None = None
+        self,
+        kind: FailureKind,
+        detail: str = "",
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        config_fault: bool = False,
+        reply: str | None = None,
     ) -> None:
         super().__init__(f"{kind}: {detail}")
         self.kind = kind
         self.detail = detail[:200]
         self.status = status
         self.retry_after = retry_after
+        self.reply = reply
+        """The utterance that was rejected (content faults), quoted back by the repair turn of the retry."""
+        self.config_fault = config_fault
+        """A fault that means the endpoint is misconfigured when it has never answered (connection
+        refused, unknown host, no key, HTTP 401/403/404); see :mod:`mimesis_gym.core.errors`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,7 +290,8 @@ class BaseChatModel:
     Subclasses implement ``_attempt(messages, max_tokens, temperature, seed, json_mode)`` returning
     a :class:`RawCompletion` or raising :class:`AttemptError`. ``chat()`` then applies
     re-inlining, think stripping with the doubled-budget retry, refusal detection, JSON coercion
-    and the retry loop, and never raises for model or transport problems.
+    and the retry loop, and never raises for model or transport problems (a misconfigured endpoint
+    raises :class:`~mimesis_gym.core.errors.EndpointUnavailableError` from ``_attempt``).
     """
 
     name: str = ""
@@ -297,6 +347,7 @@ class BaseChatModel:
         attempts = retries = content_retries = refusal_retries = 0
         budget_doubled = False
         json_mode = self._wants_json_mode(json_keys)
+        original_messages = messages
         while True:
             attempts += 1
             failure: AttemptError | None = None
@@ -304,8 +355,8 @@ class BaseChatModel:
                 raw = await self._attempt(messages, max_tokens, temperature, seed, json_mode)
             except AttemptError as error:
                 failure = error
-            except asyncio.CancelledError:
-                raise
+            except (asyncio.CancelledError, MimesisGymError):
+                raise  # a dead or misconfigured endpoint is an error, not a failed reply
             except Exception as error:  # a backend bug must not escape chat()
                 logger.warning("%s: unexpected %s in a chat attempt", self.name, type(error).__name__)
                 failure = AttemptError("exception", f"{type(error).__name__}: {error}")
@@ -338,7 +389,14 @@ class BaseChatModel:
                 reply = ChatReply(failure=ChatFailure(kind, failure.detail, attempts, failure.status))
                 return self._finish(reply, tokens, attempts, started)
             retries += 1
-            delay = 0.0 if kind == "refusal" else policy.delay(retries, failure.retry_after)
+            if kind in REPAIRABLE_KINDS:
+                # the same request would get the same reply (often at temperature 0): the retry
+                # quotes the problem back in a repair turn, with another seed, at once
+                messages = repair_messages(messages, failure, json_keys, original=original_messages)
+                seed = None if seed is None else seed + REPAIR_SEED_STRIDE * retries
+                logger.info("%s: retry %d after %s with a repair turn", self.name, retries, kind)
+                continue
+            delay = policy.delay(retries, failure.retry_after)
             logger.info("%s: retry %d after %s in %.2fs", self.name, retries, kind, delay)
             if delay > 0:
                 await policy.sleep(delay)
@@ -361,13 +419,15 @@ class BaseChatModel:
             except JSONCoercionError:
                 refused = self._refusal(utterance)
                 if refused:
-                    return AttemptError("refusal", refused)
+                    return AttemptError("refusal", refused, reply=utterance)
                 cut = " (cut at the token limit)" if raw.finish_reason == "length" else ""
-                return AttemptError("bad_json", f"no JSON object with keys {list(json_keys)}{cut}: {utterance[:120]!r}")
+                return AttemptError(
+                    "bad_json", f"no JSON object with keys {list(json_keys)}{cut}: {utterance[:120]!r}", reply=utterance
+                )
         else:
             refused = self._refusal(utterance)
             if refused:
-                return AttemptError("refusal", refused)
+                return AttemptError("refusal", refused, reply=utterance)
         return ChatReply(text=utterance, thought=thought)
 
     def _refusal(self, utterance: str) -> str | None:

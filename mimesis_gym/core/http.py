@@ -19,16 +19,18 @@ import os
 import re
 import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mimesis_gym.core.chat import current_call_context
 from mimesis_gym.core.conventions import AttemptError, BaseChatModel, RawCompletion, RetryPolicy
+from mimesis_gym.core.errors import AgentUnavailableError, EndpointUnavailableError, UserUnavailableError
 
-__all__ = ["EndpointConfig", "OpenAIChatModel", "is_loopback"]
+__all__ = ["EndpointConfig", "EndpointHints", "OpenAIChatModel", "check_base_url", "is_loopback"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,11 +67,49 @@ class EndpointConfig(BaseModel):
     session_header: str = "X-Session-ID"
     refusal_check: bool = True
     max_tokens_ceiling: int = Field(32768, ge=1)
+    fail_fast: bool = Field(
+        True,
+        description="raise EndpointUnavailableError for a persistent fault (refused connection, unknown host, "
+        "missing or refused key, unknown model) until the endpoint has answered once; False: retry and fall back",
+    )
+
+    @field_validator("base_url")
+    @classmethod
+    def _valid_base_url(cls, value: str) -> str:
+        return check_base_url(value)
+
+
+def check_base_url(url: str) -> str:
+    """``url`` with its scheme lower-cased, or ``ValueError`` unless it is ``http(s)://host[:port][/path]``."""
+    text = url.strip()
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        raise ValueError(f"base URL {url!r} has no scheme: write http://{text} or https://{text}")
+    if scheme.lower() not in ("http", "https"):
+        raise ValueError(f"base URL {url!r} must use http:// or https://, not {scheme}://")
+    normalised = f"{scheme.lower()}://{rest}"
+    parts = urlsplit(normalised)
+    try:
+        parts.port  # noqa: B018 (validates the port)
+    except ValueError:
+        raise ValueError(f"base URL {url!r} has an invalid port") from None
+    if not parts.hostname:
+        raise ValueError(f"base URL {url!r} names no host")
+    return normalised
 
 
 def is_loopback(url: str) -> bool:
     host = (urlsplit(url).hostname or "").lower()
     return host in ("localhost", "::1") or host.startswith("127.")
+
+
+@dataclass(frozen=True)
+class EndpointHints:
+    """What to tell a person whose endpoint is unusable, per cause (see :mod:`mimesis_gym.core.errors`)."""
+
+    connect: str = "check that a server is running at the base URL"
+    auth: str = "set the API key variable to a valid key"
+    model: str = "check the model name and that the base URL ends in /v1"
 
 
 class _LoopState:
@@ -90,7 +130,10 @@ class OpenAIChatModel(BaseChatModel):
         name: str | None = None,
         retry_policy: RetryPolicy | None = None,
         refusal_patterns: Sequence[str] | None = None,
+        party: Literal["user", "judge", "agent"] = "user",
+        hints: EndpointHints | None = None,
     ) -> None:
+        """``party`` and ``hints`` shape the :class:`EndpointUnavailableError` a persistent fault raises."""
         super().__init__(
             name=name or config.model,
             retry_policy=retry_policy
@@ -108,6 +151,10 @@ class OpenAIChatModel(BaseChatModel):
         self.thinking = config.thinking
         self.dropped: list[str] = []
         self._token_param = config.token_param
+        self.party = party
+        self.hints = hints or EndpointHints()
+        self.answered = False
+        """Whether the endpoint has answered a request with a 2xx status (persistent faults raise until then)."""
         self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:
@@ -149,8 +196,8 @@ class OpenAIChatModel(BaseChatModel):
                 return value
         if is_loopback(self.config.base_url):
             return "EMPTY"
-        names = ", ".join(self.config.api_key_env) or "an api_key_env variable"
-        raise AttemptError("auth", f"no API key: set {names} (the endpoint is not on loopback)")
+        names = " or ".join(self.config.api_key_env) or "an api_key_env variable"
+        raise AttemptError("auth", f"no API key: set {names} (the endpoint is not on loopback)", config_fault=True)
 
     def headers(self, attempt: int) -> dict[str, str]:
         """Request headers: auth, the per-episode session header and a correlation id."""
@@ -188,16 +235,19 @@ class OpenAIChatModel(BaseChatModel):
         A 400 that names an unsupported ``seed``, ``response_format`` or ``temperature``, or asks
         for ``max_completion_tokens``, drops that field for the rest of this client's life and is
         re-sent at once (users.md §3.5). The whole attempt has a total deadline of ``timeout_s``.
+
+        With ``fail_fast``, a persistent fault met before the endpoint has ever answered raises
+        :class:`~mimesis_gym.core.errors.EndpointUnavailableError` instead (see that module).
         """
-        state = self._state()
-        async with state.semaphore:
-            while True:
-                status, payload, headers = await self._send(state.client, body, attempt)
-                if status == 400 and self._adapt(body, payload):
-                    continue
-                break
-        if status >= 400:
-            raise _http_error(status, payload, headers)
+        try:
+            status, payload, headers = await self._exchange(body, attempt)
+            if status >= 400:
+                raise _http_error(status, payload, headers)
+        except AttemptError as error:
+            if error.config_fault and self.config.fail_fast and not self.answered:
+                raise self.unavailable(error) from None
+            raise
+        self.answered = True
         try:
             data = json.loads(payload)
         except ValueError:
@@ -205,6 +255,28 @@ class OpenAIChatModel(BaseChatModel):
         if not isinstance(data, dict):
             raise AttemptError("bad_response", "body is not a JSON object")
         return data
+
+    async def _exchange(self, body: dict[str, Any], attempt: int) -> tuple[int, bytes, httpx.Headers]:
+        state = self._state()
+        async with state.semaphore:
+            while True:
+                status, payload, headers = await self._send(state.client, body, attempt)
+                if status == 400 and self._adapt(body, payload):
+                    continue
+                return status, payload, headers
+
+    def unavailable(self, error: AttemptError) -> EndpointUnavailableError:
+        """The error that says why this endpoint cannot work, for a persistent ``error``."""
+        if error.kind == "connection":
+            cause, fix = f"cannot connect ({error.detail})", self.hints.connect
+        elif error.kind == "auth" and error.status is None:
+            cause, fix = "no API key is set", self.hints.auth
+        elif error.kind == "auth":
+            cause, fix = f"the server refused the API key (HTTP {error.status})", self.hints.auth
+        else:
+            cause, fix = f"HTTP {error.status}: {error.detail}", self.hints.model
+        cls = AgentUnavailableError if self.party == "agent" else UserUnavailableError
+        return cls(self.name, self.config.base_url, self.config.model, cause, fix, party=self.party)
 
     async def _send(
         self, client: httpx.AsyncClient, body: dict[str, Any], attempt: int
@@ -220,6 +292,8 @@ class OpenAIChatModel(BaseChatModel):
             return await asyncio.wait_for(exchange(), timeout=self.config.timeout_s)
         except (asyncio.TimeoutError, httpx.TimeoutException):
             raise AttemptError("timeout", f"no complete answer within {self.config.timeout_s:g}s") from None
+        except (httpx.ConnectError, httpx.UnsupportedProtocol) as error:  # refused, unknown host, bad URL
+            raise AttemptError("connection", f"{type(error).__name__}: {error}", config_fault=True) from None
         except httpx.HTTPError as error:
             raise AttemptError("connection", f"{type(error).__name__}: {error}") from None
 
@@ -329,7 +403,7 @@ def _http_error(status: int, payload: bytes, headers: httpx.Headers) -> AttemptE
     if status >= 500 or status in (408, 409, 425):
         return AttemptError("server_error", message, status=status, retry_after=_retry_after(headers))
     if status in (401, 403):
-        return AttemptError("auth", f"HTTP {status}", status=status)
+        return AttemptError("auth", f"HTTP {status}", status=status, config_fault=True)
     if status == 400 and _CONTEXT_LENGTH.search(message):
         return AttemptError("context_length", message, status=status)
-    return AttemptError("client_error", message, status=status)
+    return AttemptError("client_error", message, status=status, config_fault=status == 404)

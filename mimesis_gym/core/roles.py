@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from mimesis_gym.core.chat import ChatFailure, ChatModel, ChatReply, ThoughtRecord, call_context
+from mimesis_gym.core.errors import MimesisGymError
 from mimesis_gym.core.jsonfix import JSONCoercionError
 
 __all__ = [
@@ -115,7 +116,8 @@ class RoleSession:
         """Make one role call: context, seed, cap, thought record and failure bookkeeping.
 
         An unexpected exception inside the chat model becomes the failure ``exception``; the
-        env then applies the role's fallback. Cancellation propagates.
+        env then applies the role's fallback. Cancellation and
+        :class:`~mimesis_gym.core.errors.MimesisGymError` (e.g. an unavailable endpoint) propagate.
         """
         seed = self.llm_seed_base + self.call_index
         call_index = self.call_index
@@ -129,6 +131,8 @@ class RoleSession:
                     seed=seed,
                     json_keys=json_keys,
                 )
+            except MimesisGymError:
+                raise  # a misconfigured endpoint stops the episode: no fallback would mean anything
             except Exception as error:  # a third-party chat model broke its contract
                 logger.warning("role %s: chat model raised %s", role, type(error).__name__)
                 reply = ChatReply(failure=ChatFailure("exception", f"{type(error).__name__}: {error}"[:200]))

@@ -19,6 +19,7 @@ import gymnasium as gym
 import httpx
 
 from mimesis_gym.agents.registry import make_agent
+from mimesis_gym.core.errors import EndpointUnavailableError
 from mimesis_gym.evaluation.contract import CheckResult
 from mimesis_gym.evaluation.runner import _LimitedModel
 from mimesis_gym.users.registry import make_chat_model, resolve_user
@@ -62,12 +63,16 @@ def _endpoint_checks(alias: str, model: Any, health_timeout_s: float) -> list[Ch
 
 
 async def _one_completion(model: Any) -> tuple[bool, str]:
-    reply = await model.chat(
-        [{"role": "user", "content": "Reply with one short sentence."}], max_tokens=64, temperature=0.0, seed=0
-    )
-    aclose = getattr(model, "aclose", None)
-    if aclose is not None:
-        await aclose()  # this loop's client; the env steps below run on their own loop
+    try:
+        reply = await model.chat(
+            [{"role": "user", "content": "Reply with one short sentence."}], max_tokens=64, temperature=0.0, seed=0
+        )
+    except EndpointUnavailableError as error:
+        return False, str(error)
+    finally:
+        aclose = getattr(model, "aclose", None)
+        if aclose is not None:
+            await aclose()  # this loop's client; the env steps below run on their own loop
     if reply.failure is not None:
         return False, f"{reply.failure.kind}: {reply.failure.detail}"
     return True, f"{len(reply.text)} chars, thought {'yes' if reply.thought else 'no'}"
@@ -138,6 +143,8 @@ def check_agent(alias: str, env_id: str = "mimesis/FunctionGym-v0", *, max_token
         conv = agent.start(base.system_prompt, base.tools, base.opening_messages)
         conv.env = base
         turn = asyncio.run(agent.act(conv, seed=0))
+    except EndpointUnavailableError as error:
+        return [CheckResult(f"agent {alias}", "turn", False, str(error))]
     finally:
         env.close()
     name = f"agent {alias}"

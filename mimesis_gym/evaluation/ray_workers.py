@@ -13,10 +13,13 @@ Units and records cross the wire as JSON strings (never pickled model output). T
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-__all__ = ["RAY_MISSING", "connect", "run_units_on_ray"]
+from mimesis_gym.core.errors import ConfigurationError
+
+__all__ = ["RAY_MISSING", "check_reachable", "connect", "run_units_on_ray"]
 
 RAY_MISSING = "`--ray` needs Ray: pip install 'mimesis-gym[ray]'"
 
@@ -29,12 +32,48 @@ def _ray() -> Any:
     return ray
 
 
+CONNECT_TIMEOUT_S = 5.0
+
+
+def check_reachable(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+    """``ConfigurationError`` unless something accepts TCP connections at ``host:port`` within ``timeout_s``.
+
+    ``ray.init`` keeps retrying an address where no cluster runs for minutes; this fails at once.
+    """
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ConfigurationError(f"--ray {address!r}: write host:port (e.g. 127.0.0.1:6379), auto or local")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+            pass
+    except OSError as error:
+        raise ConfigurationError(
+            f"--ray {address}: no Ray cluster answers there ({error.strerror or error}); start one with "
+            f"`ray start --head --port {port}{' --node-ip-address 127.0.0.1' if _is_loopback(host) else ''}` "
+            "or drop --ray"
+        ) from None
+
+
+def _is_loopback(host: str) -> bool:
+    host = host.strip("[]").lower()
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
 def connect(address: str) -> Any:
-    """Connect this process to the Ray cluster at ``address`` (``host:port``, ``auto`` or ``local``)."""
+    """Connect this process to the Ray cluster at ``address`` (``host:port``, ``auto`` or ``local``).
+
+    A ``host:port`` is checked for a listener first (bounded, :func:`check_reachable`). With a
+    loopback host (and with ``local``) this process's node IP is pinned to 127.0.0.1, so no traffic
+    leaves loopback (Ray would otherwise pick the machine's network address itself).
+    """
     ray = _ray()
     if not ray.is_initialized():
-        target = None if address == "local" else address
-        ray.init(address=target, log_to_driver=False, include_dashboard=False, configure_logging=False)
+        options: dict[str, Any] = {"log_to_driver": False, "include_dashboard": False, "configure_logging": False}
+        if address not in ("auto", "local"):
+            check_reachable(address)
+        if address == "local" or _is_loopback(address.rpartition(":")[0]):
+            options["_node_ip_address"] = "127.0.0.1"
+        ray.init(address=None if address == "local" else address, **options)
     return ray
 
 
@@ -54,11 +93,15 @@ class EvalActor:
         self._runtime: Any = None  # built on the actor's own event loop, at the first call
 
     async def run(self, unit_json: str) -> str:
-        from mimesis_gym.evaluation.runner import WorkUnit, _Runtime
+        from mimesis_gym.core.errors import EndpointUnavailableError
+        from mimesis_gym.evaluation.runner import WorkUnit, _Runtime, unavailable_payload
 
         if self._runtime is None:
             self._runtime = _Runtime(self._config, self._workers)
-        record = await self._runtime.run(WorkUnit.model_validate_json(unit_json), self._run_id)
+        try:
+            record = await self._runtime.run(WorkUnit.model_validate_json(unit_json), self._run_id)
+        except EndpointUnavailableError as error:
+            return unavailable_payload(error)
         return record.model_dump_json()
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -66,30 +67,50 @@ class Section(BaseModel):
 
 
 def read_scores_csv(path: Path) -> list[dict[str, Any]]:
-    """Rows of ``user, agent, <eight envs>[, judge, label]``; an empty cell is "not measured"."""
-    with path.open(newline="", encoding="utf-8") as handle:
+    """Rows of ``user, agent, <eight envs>[, judge, label]``; an empty cell is "not measured".
+
+    Scores are ×100 values, finite and non-negative (IntentionGym's may exceed 100). ``ValueError``
+    naming the line for: a missing column, a row
+    with fewer or more fields than the header, a score that is not a finite number in range, an
+    empty user or agent, a repeated (user, judge, agent) row, and a file with no rows. A UTF-8
+    byte-order mark is accepted.
+    """
+    with path.open(newline="", encoding="utf-8-sig") as handle:
         reader = csv.DictReader(handle)
         missing = {"user", "agent", *ENV_COLUMNS} - set(reader.fieldnames or ())
         if missing:
             raise ValueError(f"{path}: missing columns {sorted(missing)}")
         rows = []
+        seen: set[tuple[str, str, str]] = set()
         for number, raw in enumerate(reader, start=2):
+            if None in raw or any(value is None for value in raw.values()):
+                raise ValueError(f"{path}:{number}: the row has a different number of fields than the header")
             scores: dict[str, float | None] = {}
             for column in ENV_COLUMNS:
                 cell = (raw.get(column) or "").strip()
                 try:
-                    scores[column] = float(cell) if cell else None
+                    value = float(cell) if cell else None
                 except ValueError:
                     raise ValueError(f"{path}:{number}: {column}={cell!r} is not a number") from None
-            rows.append(
-                {
-                    "user": raw["user"].strip(),
-                    "judge": (raw.get("judge") or "self").strip() or "self",
-                    "agent": raw["agent"].strip(),
-                    "label": (raw.get("label") or raw["agent"]).strip(),
-                    "scores": scores,
-                }
-            )
+                if value is not None and not (math.isfinite(value) and value >= 0.0):
+                    raise ValueError(f"{path}:{number}: {column}={cell!r} is not a finite, non-negative score")
+                scores[column] = value
+            row = {
+                "user": raw["user"].strip(),
+                "judge": (raw.get("judge") or "self").strip() or "self",
+                "agent": raw["agent"].strip(),
+                "label": (raw.get("label") or raw["agent"]).strip(),
+                "scores": scores,
+            }
+            if not row["user"] or not row["agent"]:
+                raise ValueError(f"{path}:{number}: user and agent must not be empty")
+            identity = (row["user"], row["judge"], row["agent"])
+            if identity in seen:
+                raise ValueError(f"{path}:{number}: a second row for user {row['user']!r}, agent {row['agent']!r}")
+            seen.add(identity)
+            rows.append(row)
+    if not rows:
+        raise ValueError(f"{path}: no score rows (only a header)")
     return rows
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import hashlib
+import inspect
 import json
 import logging
 import os
@@ -21,50 +22,68 @@ import time
 import traceback
 import uuid
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import gymnasium as gym
 from gymnasium.envs.registration import load_env_creator
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 import mimesis_gym
 from mimesis_gym.agents.registry import make_agent
 from mimesis_gym.core.chat import ChatReply, current_call_context
+from mimesis_gym.core.errors import ConfigurationError, EndpointUnavailableError, unavailable_from_dict
 from mimesis_gym.core.jsonfix import JSONCoercionError, coerce_json
 from mimesis_gym.envs import ENV_IDS, SHORT_NAMES
 from mimesis_gym.evaluation.abcd_table import ABCD_ENV, abcd_summaries
 from mimesis_gym.evaluation.aggregate import ENV_COLUMNS, env_score, mean_ranks, task_scores, weighted_avg
 from mimesis_gym.evaluation.records import EpisodeRecord, StepRecord, UserFailureRecord, unit_key
 from mimesis_gym.evaluation.report import Section, SummaryRow, write_summary
+from mimesis_gym.evaluation.rundir import RunLock, check_resume_overrides, config_fingerprint, stored_config
 from mimesis_gym.evaluation.store import ResultsStore
 from mimesis_gym.users.registry import make_chat_model, resolve_user
 
-__all__ = ["EvalConfig", "Interrupted", "WorkUnit", "build_plan", "report_runs", "run_eval", "summarise"]
+__all__ = [
+    "EvalConfig",
+    "Interrupted",
+    "RunParties",
+    "WorkUnit",
+    "all_user_failure_cells",
+    "build_plan",
+    "report_runs",
+    "run_eval",
+    "summarise",
+    "unavailable_payload",
+]
 
 logger = logging.getLogger(__name__)
 
 
 class EvalConfig(BaseModel):
-    """Everything that defines a run; stored in ``run.json`` and reused by ``--resume``."""
+    """Everything that defines a run; stored in ``run.json`` and reused by ``--resume``.
 
-    envs: list[str] = Field(default_factory=lambda: [e for e in ENV_COLUMNS if e in SHORT_NAMES.values()])
-    agents: list[str] = Field(default_factory=lambda: ["tiny"])
-    users: list[str] = Field(default_factory=lambda: ["scripted"])
+    Numbers are range-checked and repeated names in ``envs``/``agents``/``users`` collapse to one.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    envs: list[str] = Field(default_factory=lambda: [e for e in ENV_COLUMNS if e in SHORT_NAMES.values()], min_length=1)
+    agents: list[str] = Field(default_factory=lambda: ["tiny"], min_length=1)
+    users: list[str] = Field(default_factory=lambda: ["scripted"], min_length=1)
     judge: str | None = Field(None, description="None: each user judges itself (J-self)")
-    trials: int = 1
-    seed: int = 0
+    trials: int = Field(1, ge=1)
+    seed: int = Field(0, ge=0)
     split: str = "test"
-    limit: int | None = None
-    max_turns: int = 16
-    concurrency: int = 8
-    agent_concurrency: int | None = None
-    user_concurrency: int | None = None
-    step_timeout: float = 120.0
-    agent_max_tokens: int = 2048
-    temperature: float = 0.0
-    role_max_tokens: int | None = None
+    limit: int | None = Field(None, ge=1)
+    max_turns: int = Field(16, ge=1)
+    concurrency: int = Field(8, ge=1)
+    agent_concurrency: int | None = Field(None, ge=1)
+    user_concurrency: int | None = Field(None, ge=1)
+    step_timeout: float = Field(120.0, gt=0, allow_inf_nan=False)
+    agent_max_tokens: int = Field(2048, ge=1)
+    temperature: float = Field(0.0, ge=0, le=2, allow_inf_nan=False)
+    role_max_tokens: int | None = Field(None, ge=1)
     user_failures: Literal["exclude", "include"] = "exclude"
     privileged: bool = False
     env_args: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -74,6 +93,11 @@ class EvalConfig(BaseModel):
     preset: str | None = None
     workers: int = Field(1, ge=1, description="worker processes (spawned); this process stays the only writer")
     ray_address: str | None = Field(None, description="run the workers as Ray actors on this cluster (extra `ray`)")
+
+    @field_validator("envs", "agents", "users")
+    @classmethod
+    def _collapse_repeats(cls, names: list[str]) -> list[str]:
+        return list(dict.fromkeys(name.strip() for name in names))
 
     def env_kwargs(self, env: str) -> dict[str, Any]:
         """The kwargs of env ``env`` (short name): upstream data when ``data_dir`` is set, then overrides."""
@@ -112,11 +136,56 @@ def _env_id(short: str) -> str:
         return by_short[short]
     if short in ENV_IDS:
         return short
-    raise ValueError(f"unknown env {short!r}; known: {', '.join(by_short)}")
+    raise ConfigurationError(f"unknown env {short!r}; known: {', '.join(by_short)}")
+
+
+RUNNER_ENV_KWARGS = frozenset({"user", "judge", "user_kwargs", "privileged", "role_max_tokens"})
+"""Env kwargs the runner sets from its own flags; ``env_args`` may not set them."""
+
+
+def env_kwarg_names(env_id: str) -> set[str]:
+    """Keyword arguments the env class of ``env_id`` accepts (its ``__init__`` and its bases')."""
+    env_class = load_env_creator(gym.spec(env_id).entry_point)
+    names: set[str] = set()
+    for klass in getattr(env_class, "__mro__", (env_class,)):
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        parameters = inspect.signature(init).parameters.values()
+        names |= {p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)} - {"self"}
+        if not any(p.kind is p.VAR_KEYWORD for p in parameters):
+            break
+    return names
+
+
+def check_env_args(config: EvalConfig) -> None:
+    """``ConfigurationError`` for ``env_args`` naming an env outside the run or a key its env does not take."""
+    planned = {SHORT_NAMES[_env_id(e)]: _env_id(e) for e in config.envs}
+    for env, kwargs in config.env_args.items():
+        if env not in planned:
+            raise ConfigurationError(f"--env-arg {env}.…: {env!r} is not an env of this run ({', '.join(planned)})")
+        reserved = sorted(set(kwargs) & RUNNER_ENV_KWARGS)
+        if reserved:
+            raise ConfigurationError(
+                f"--env-arg {env}.{reserved[0]}: set by the runner from its own flags (--users, --judge, "
+                "--user-arg, --privileged, --role-max-tokens)"
+            )
+        accepted = env_kwarg_names(planned[env])
+        unknown = sorted(set(kwargs) - accepted)
+        if unknown:
+            raise ConfigurationError(
+                f"--env-arg {env}.{unknown[0]}: {planned[env]} takes no {unknown[0]!r}; it takes "
+                f"{', '.join(sorted(accepted - RUNNER_ENV_KWARGS))}"
+            )
 
 
 def build_plan(config: EvalConfig) -> tuple[list[WorkUnit], dict[str, int]]:
-    """Every unit in order (pair × env in column order × task × trial) and the planned task counts."""
+    """Every unit in order (pair × env in column order × task × trial) and the planned task counts.
+
+    ``ConfigurationError`` (before anything runs) for an unknown env, a bad ``env_args`` entry or
+    a split the env's pack lacks.
+    """
+    check_env_args(config)
     ordered = sorted(
         (_env_id(e) for e in config.envs),
         key=lambda i: ENV_COLUMNS.index(SHORT_NAMES[i]) if SHORT_NAMES[i] in ENV_COLUMNS else len(ENV_COLUMNS),
@@ -126,7 +195,11 @@ def build_plan(config: EvalConfig) -> tuple[list[WorkUnit], dict[str, int]]:
         kwargs = config.env_kwargs(SHORT_NAMES[env_id])
         env_class = load_env_creator(gym.spec(env_id).entry_point)
         pack = env_class.load_task_pack(kwargs.get("pack", "original"), kwargs.get("data_dir"))
-        tasks[env_id] = [task.id for task in pack.pool(config.split)][: config.limit]
+        try:
+            pool = pack.pool(config.split)
+        except ValueError as error:
+            raise ConfigurationError(f"{env_id}: {error}") from None
+        tasks[env_id] = [task.id for task in pool][: config.limit]
     units = [
         WorkUnit(
             agent=agent,
@@ -276,6 +349,8 @@ async def _run_unit(
         record.transcript = list(conv.messages)
         if config.privileged:
             record.privileged = {"thoughts": [t.to_dict() for t in env.thought_records]}
+    except EndpointUnavailableError:
+        raise  # a dead or misconfigured endpoint stops the run (run_eval), it is not an episode outcome
     except Exception as error:  # the env broke: reported apart, run again on resume
         record.status = "env_error"
         frame = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
@@ -443,34 +518,35 @@ def report_runs(run_dirs: Sequence[Path], out: Path, *, mode: str | None = None,
     return _summarise_and_write(list(records.values()), planned, chosen_mode or "exclude", judge, out)
 
 
+def unavailable_payload(error: EndpointUnavailableError) -> str:
+    """How a worker tells the coordinator that an endpoint is unusable (JSON, never pickled)."""
+    return json.dumps({"unavailable": error.to_dict()})
+
+
 def _write_run_json(out: Path, meta: dict[str, Any]) -> None:
     tmp = out / "run.json.tmp"
     tmp.write_text(json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
     os.replace(tmp, out / "run.json")
 
 
-class _Runtime:
-    """The shared pieces of a process's episodes: limits, user/judge models and agents.
+class RunParties:
+    """The user, judge and agent objects of a run, built from its config (cheap: models load lazily)."""
 
-    With ``workers`` processes, each gets its share of the per-run limits (evaluation.md §1.3).
-    """
+    def __init__(self, users: dict[str, Any], judge: Any, agents: dict[str, Any], judge_alias: str | None) -> None:
+        self.users = users
+        self.judge = judge
+        self.agents = agents
+        self.judge_alias = judge_alias
 
-    def __init__(self, config: EvalConfig, workers: int) -> None:
-        share = max(1, workers)
-        self.config = config
-        self.episodes = asyncio.Semaphore(max(1, config.concurrency // share))
-        self.agent_calls = asyncio.Semaphore(max(1, (config.agent_concurrency or config.concurrency) // share))
-        user_calls = asyncio.Semaphore(max(1, (config.user_concurrency or 2 * config.concurrency) // share))
-        self.users: dict[str, Any] = {}
+    @classmethod
+    def build(cls, config: EvalConfig) -> RunParties:
+        """Resolve every alias of ``config``; a malformed one raises ``ConfigurationError`` here."""
+        users = {}
         for alias in config.users:
             overrides = config.user_kwargs if resolve_user(alias).kind == "http" else {}
-            model = make_chat_model(alias, **overrides)
-            self.users[alias] = None if model is None else _LimitedModel(model, user_calls)
-        self.judge: Any = None  # J-self: the user's model judges (scripted users get scripted judges)
-        if config.judge is not None:
-            judge_model = make_chat_model(config.judge)
-            self.judge = "scripted" if judge_model is None else _LimitedModel(judge_model, user_calls)
-        self.agents = {
+            users[alias] = make_chat_model(alias, **overrides)
+        judge = make_chat_model(config.judge, party="judge") if config.judge is not None else None
+        agents = {
             alias: make_agent(
                 alias,
                 max_tokens=config.agent_max_tokens,
@@ -479,6 +555,37 @@ class _Runtime:
             )
             for alias in config.agents
         }
+        return cls(users, judge, agents, config.judge)
+
+    def probes(self) -> list[tuple[str, str, Any]]:
+        """``(party, alias, object)`` for the pre-flight."""
+        entries = [("user", alias, model) for alias, model in self.users.items()]
+        if self.judge_alias is not None:
+            entries.append(("judge", self.judge_alias, self.judge))
+        entries += [("agent", alias, agent) for alias, agent in self.agents.items()]
+        return entries
+
+
+class _Runtime:
+    """The shared pieces of a process's episodes: limits, user/judge models and agents.
+
+    With ``workers`` processes, each gets its share of the per-run limits (evaluation.md §1.3).
+    """
+
+    def __init__(self, config: EvalConfig, workers: int, parties: RunParties | None = None) -> None:
+        share = max(1, workers)
+        self.config = config
+        parties = parties or RunParties.build(config)
+        self.episodes = asyncio.Semaphore(max(1, config.concurrency // share))
+        self.agent_calls = asyncio.Semaphore(max(1, (config.agent_concurrency or config.concurrency) // share))
+        user_calls = asyncio.Semaphore(max(1, (config.user_concurrency or 2 * config.concurrency) // share))
+        self.users: dict[str, Any] = {
+            alias: None if model is None else _LimitedModel(model, user_calls) for alias, model in parties.users.items()
+        }
+        self.judge: Any = None  # J-self: the user's model judges (scripted users get scripted judges)
+        if config.judge is not None:
+            self.judge = "scripted" if parties.judge is None else _LimitedModel(parties.judge, user_calls)
+        self.agents = parties.agents
 
     async def run(self, unit: WorkUnit, run_id: str) -> EpisodeRecord:
         return await _run_unit(
@@ -498,7 +605,11 @@ def _worker_main(config_json: str, run_id: str, units: Any, results: Any, worker
                 payload = await asyncio.to_thread(units.get)
                 if payload is None:
                     return
-                record = await runtime.run(WorkUnit.model_validate_json(payload), run_id)
+                try:
+                    record = await runtime.run(WorkUnit.model_validate_json(payload), run_id)
+                except EndpointUnavailableError as error:
+                    await asyncio.to_thread(results.put, unavailable_payload(error))
+                    return
                 await asyncio.to_thread(results.put, record.model_dump_json())
 
         await asyncio.gather(*(lane() for _ in range(max(1, config.concurrency // workers))))
@@ -513,8 +624,14 @@ class _Sink:
         self.store, self.counts, self.bar, self.stop = store, counts, bar, stop
 
     async def accept(self, payload: str) -> bool:
-        """Store one record sent as JSON by a worker; False once a drain has been requested."""
-        return await self.add(EpisodeRecord.model_validate_json(payload))
+        """Store one record sent as JSON by a worker; False once a drain has been requested.
+
+        A worker that met an unusable endpoint sends :func:`unavailable_payload` instead: raised here.
+        """
+        data = json.loads(payload)
+        if isinstance(data, dict) and set(data) == {"unavailable"}:
+            raise unavailable_from_dict(data["unavailable"])
+        return await self.add(EpisodeRecord.model_validate(data))
 
     async def add(self, record: EpisodeRecord) -> bool:
         """Store one record; False once a drain has been requested."""
@@ -542,13 +659,15 @@ async def _run_in_workers(config: EvalConfig, todo: Sequence[WorkUnit], run_id: 
     ]
     for process in processes:
         process.start()
+    finished = False
     try:
         for _ in range(len(todo)):
             if not await sink.accept(await asyncio.to_thread(results.get)):
                 break
+        finished = not sink.stop.is_set()
     finally:
         for process in processes:
-            if sink.stop.is_set():
+            if not finished:
                 process.terminate()
             process.join(timeout=30)
 
@@ -577,13 +696,59 @@ async def run_eval(
     argv: Sequence[str] = (),
     handle_signals: bool = False,
     drain_timeout: float = 60.0,
+    preflight: bool = True,
+    log: Callable[[str], None] | None = None,
 ) -> tuple[list[Section], dict[str, int]]:
     """Run (or resume) an evaluation into ``out``; returns the summary sections and status counts.
 
+    Before anything is written, ``preflight`` probes every user, judge and agent endpoint
+    (:mod:`~mimesis_gym.evaluation.preflight`) and raises the first unusable one's
+    :class:`~mimesis_gym.core.errors.EndpointUnavailableError`. The run holds ``<out>/.lock`` while
+    it runs (:class:`~mimesis_gym.evaluation.rundir.RunInUseError` for a second process), and
+    ``run.json`` stores the config's fingerprint; a resume refuses a config that differs from the
+    stored one other than in :data:`~mimesis_gym.evaluation.rundir.RESUME_ADJUSTABLE` settings.
+
+    An endpoint that becomes unusable mid-run (one never probed, e.g. with ``preflight=False``)
+    stops the run: running episodes are cancelled (not recorded), ``run.json`` gets status
+    ``failed`` and the error propagates; ``--resume`` continues once the endpoint is fixed.
+
     With ``handle_signals``, the first SIGINT/SIGTERM starts no new episode, lets running ones
-    finish for up to ``drain_timeout`` seconds, cancels the rest (not recorded), writes ``run.json``
-    with status ``interrupted`` and raises :class:`Interrupted`; a second signal cancels at once.
+    finish for up to ``drain_timeout`` seconds, cancels the rest (not recorded), writes the summary
+    and ``run.json`` with status ``interrupted`` and raises :class:`Interrupted`; a second signal
+    cancels at once. Signals stay handled until ``run.json`` is written.
     """
+    units, planned = build_plan(config)
+    parties = RunParties.build(config)
+    if config.ray_address not in (None, "auto", "local"):
+        from mimesis_gym.evaluation.ray_workers import check_reachable
+
+        check_reachable(config.ray_address)
+    if preflight:
+        from mimesis_gym.evaluation.preflight import run_preflight
+
+        for result in await run_preflight(parties.probes()):
+            (log or logger.info)(result.line())
+    out.mkdir(parents=True, exist_ok=True)
+    with RunLock(out):
+        return await _run_locked(
+            config, out, units, planned, parties, resume=resume, progress=progress, argv=argv,
+            handle_signals=handle_signals, drain_timeout=drain_timeout,
+        )  # fmt: skip
+
+
+async def _run_locked(
+    config: EvalConfig,
+    out: Path,
+    units: list[WorkUnit],
+    planned: dict[str, int],
+    parties: RunParties,
+    *,
+    resume: bool,
+    progress: bool,
+    argv: Sequence[str],
+    handle_signals: bool,
+    drain_timeout: float,
+) -> tuple[list[Section], dict[str, int]]:
     stop = asyncio.Event()
     received: list[int] = []
     tasks: list[asyncio.Future[None]] = []
@@ -595,33 +760,36 @@ async def run_eval(
             for task in tasks:
                 task.cancel()
 
-    loop = asyncio.get_running_loop()
-    if handle_signals:
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, on_signal, signum)
-    out.mkdir(parents=True, exist_ok=True)
     store = ResultsStore(out / "episodes.jsonl")
-    units, planned = build_plan(config)
+    config_json = config.model_dump(mode="json")
     meta: dict[str, Any]
     if resume:
+        check_resume_overrides(stored_config(out), config_json)
         meta = json.loads((out / "run.json").read_text(encoding="utf-8"))
         store.repair()
         meta.setdefault("resumes", [])
     else:
+        if (out / "run.json").exists():
+            raise ConfigurationError(f"{out} already holds a run; continue it with --resume or use another --out")
         meta = {"schema_version": 1, "run_id": uuid.uuid4().hex, "created_at": _now(), "resumes": []}
     meta.update(
-        status="running", command=list(argv), config=config.model_dump(mode="json"),
+        status="running", command=list(argv), config=config_json, config_fingerprint=config_fingerprint(config_json),
         plan={"units": len(units), "tasks": planned, "agents": config.agents, "users": config.users},
         versions={"mimesis_gym": mimesis_gym.__version__, "python": sys.version.split()[0],
                   "gymnasium": gym.__version__},
         host={"platform": platform.platform(), "cpus": os.cpu_count()},
     )  # fmt: skip
+    meta.pop("error", None)
     finished = store.finished_keys()
     todo = [unit for unit in units if unit.key not in finished]
     if resume:
         meta["resumes"].append({"at": _now(), "skipped": len(units) - len(todo), "run": len(todo)})
     _write_run_json(out, meta)
 
+    loop = asyncio.get_running_loop()
+    if handle_signals:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, on_signal, signum)
     bar = None
     if progress and sys.stderr.isatty():
         from tqdm import tqdm
@@ -634,7 +802,7 @@ async def run_eval(
     elif config.workers > 1 and todo:
         tasks.append(asyncio.ensure_future(_run_in_workers(config, todo, meta["run_id"], sink)))
     elif todo:
-        runtime = _Runtime(config, workers=1)  # the models live here only when this process plays
+        runtime = _Runtime(config, workers=1, parties=parties)  # the models play here only in one process
 
         async def one(unit: WorkUnit) -> None:
             async with runtime.episodes:
@@ -646,33 +814,50 @@ async def run_eval(
         tasks.extend(asyncio.ensure_future(one(unit)) for unit in todo)
     everything = asyncio.ensure_future(asyncio.gather(*tasks))
     try:
-        stopper = asyncio.ensure_future(stop.wait())
-        await asyncio.wait({everything, stopper}, return_when=asyncio.FIRST_COMPLETED)
-        stopper.cancel()
-        if not everything.done():
-            try:
-                await asyncio.wait_for(asyncio.shield(everything), timeout=drain_timeout)
-            except (asyncio.TimeoutError, asyncio.CancelledError):
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
-        elif everything.exception() is not None:
-            raise everything.exception()  # type: ignore[misc]
+        try:
+            stopper = asyncio.ensure_future(stop.wait())
+            await asyncio.wait({everything, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            stopper.cancel()
+            if not everything.done():
+                try:
+                    await asyncio.wait_for(asyncio.shield(everything), timeout=drain_timeout)
+                except (asyncio.TimeoutError, asyncio.CancelledError):
+                    for task in tasks:
+                        task.cancel()
+                    await asyncio.gather(*tasks, return_exceptions=True)
+            elif everything.exception() is not None:
+                raise everything.exception()  # type: ignore[misc]
+        except EndpointUnavailableError as error:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            meta.update(status="failed", finished_at=_now(), error=str(error))
+            _write_run_json(out, meta)
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+        records = list(store.latest().values())
+        sections = _summarise_and_write(records, planned, config.user_failures, config.judge, out)
+        totals: dict[str, int] = defaultdict(int)
+        for record in records:
+            totals[record.status] += 1
+        errors = totals.get("agent_error", 0) + totals.get("env_error", 0)
+        status = "interrupted" if received else "complete_with_errors" if errors else "complete"
+        meta.update(status=status, finished_at=_now(), counts=dict(totals))
+        _write_run_json(out, meta)
     finally:
         if handle_signals:
             for signum in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(signum)
-        if bar is not None:
-            bar.close()
-    records = list(store.latest().values())
-    sections = _summarise_and_write(records, planned, config.user_failures, config.judge, out)
-    totals: dict[str, int] = defaultdict(int)
-    for record in records:
-        totals[record.status] += 1
-    errors = totals.get("agent_error", 0) + totals.get("env_error", 0)
-    status = "interrupted" if received else "complete_with_errors" if errors else "complete"
-    meta.update(status=status, finished_at=_now(), counts=dict(totals))
-    _write_run_json(out, meta)
     if received:
         raise Interrupted(received[0])
     return sections, dict(totals)
+
+
+def all_user_failure_cells(records: Sequence[EpisodeRecord]) -> list[tuple[str, str, str]]:
+    """``(agent, user, env)`` cells whose every episode is a user failure (nothing in them was scored)."""
+    statuses: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+    for record in records:
+        statuses[(record.agent, record.user, record.env)].add(record.status)
+    return [cell for cell, seen in statuses.items() if seen == {"user_failure"}]

@@ -12,7 +12,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from mimesis_gym.core.http import EndpointConfig, is_loopback
+from mimesis_gym.core.errors import ConfigurationError
+from mimesis_gym.core.http import EndpointConfig, check_base_url, is_loopback
 
 __all__ = ["BUILTIN_ALIASES", "BuiltinAlias", "alias_env_key", "alias_variable"]
 
@@ -49,16 +50,20 @@ class BuiltinAlias:
         base_var = alias_variable(self.alias, "BASE_URL")
         base_url = os.environ.get(base_var) or self.base_url
         if not base_url:
-            raise ValueError(f"user alias {self.alias!r} has no default endpoint: set {base_var}")
+            raise ConfigurationError(f"user alias {self.alias!r} has no default endpoint: set {base_var}")
+        try:
+            base_url = check_base_url(base_url)
+        except ValueError as error:
+            raise ConfigurationError(f"{base_var}: {error}") from None
         extra_var = alias_variable(self.alias, "EXTRA_BODY")
         extra_body: dict[str, object] = {}
         if os.environ.get(extra_var):
             try:
                 extra_body = json.loads(os.environ[extra_var])
             except ValueError as error:
-                raise ValueError(f"{extra_var} is not valid JSON: {error}") from None
+                raise ConfigurationError(f"{extra_var} is not valid JSON: {error}") from None
             if not isinstance(extra_body, dict):
-                raise ValueError(f"{extra_var} must hold a JSON object")
+                raise ConfigurationError(f"{extra_var} must hold a JSON object")
         keys = [alias_variable(self.alias, "API_KEY")] + (["OPENAI_API_KEY"] if self.openai_key_fallback else [])
         return EndpointConfig(
             base_url=base_url,

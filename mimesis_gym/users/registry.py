@@ -11,17 +11,21 @@ aliases; chat models create clients and load weights lazily, at the first call.
 from __future__ import annotations
 
 import importlib.metadata
+import inspect
 import logging
 import os
+import re
 import threading
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from mimesis_gym.core.chat import ChatModel
-from mimesis_gym.core.http import EndpointConfig, OpenAIChatModel, is_loopback
+from mimesis_gym.core.errors import ConfigurationError
+from mimesis_gym.core.http import EndpointConfig, EndpointHints, OpenAIChatModel, check_base_url, is_loopback
 from mimesis_gym.core.roles import RoleModels
 from mimesis_gym.users.builtin import BUILTIN_ALIASES, BuiltinAlias, alias_variable
 
@@ -29,11 +33,14 @@ __all__ = [
     "ServeSpec",
     "UserListing",
     "UserSpec",
+    "check_local_model_path",
+    "endpoint_hints",
     "list_users",
     "make_chat_model",
     "register_user",
     "resolve_role_models",
     "resolve_user",
+    "split_openai_spec",
 ]
 
 logger = logging.getLogger(__name__)
@@ -161,6 +168,10 @@ def _tiny_spec() -> UserSpec:
         env={"VLLM_CPU_KVCACHE_SPACE": "1"},
     )
     if base_url:
+        try:
+            base_url = check_base_url(base_url)
+        except ValueError as error:
+            raise ConfigurationError(f"MIMESIS_TINY_BASE_URL: {error}") from None
         endpoint = EndpointConfig(base_url=base_url, model="tiny")
         return UserSpec(alias="tiny", label="SmolLM2-135M", kind="http", endpoint=endpoint, serve=serve)
     return UserSpec(
@@ -197,24 +208,87 @@ def _builtin_spec(entry: BuiltinAlias) -> UserSpec:
     )
 
 
+_SCHEME = re.compile(r"@([A-Za-z][A-Za-z0-9+.-]*)://")
+_HOST_LIKE = re.compile(
+    r"^(?:localhost|\[?[0-9a-f:]*:[0-9a-f:]*\]?|\d{1,3}(?:\.\d{1,3}){3}|[\w-]+(?:\.[\w-]+)*\.[a-z]{2,})"
+    r"(?::\d+)?(?:/.*)?$",
+    re.IGNORECASE,
+)
+
+
+def split_openai_spec(rest: str) -> tuple[str, str | None]:
+    """``(model, base_url or None)`` of the part after ``openai:``; ``ConfigurationError`` when malformed.
+
+    The base URL follows the last ``@`` that starts a ``scheme://``; it must be http(s) with a host.
+    A tail that looks like a host without a scheme (``gpt@127.0.0.1:8000/v1``) is refused rather
+    than read as part of the model name. Model names may contain ``@`` (``claude@20240620``).
+    """
+    matches = list(_SCHEME.finditer(rest))
+    if matches:
+        at = matches[-1].start()
+        model, url = rest[:at], rest[at + 1 :]
+        try:
+            base_url = check_base_url(url)
+        except ValueError as error:
+            raise ConfigurationError(f"openai:{rest}: {error}") from None
+    else:
+        model, at, tail = rest.rpartition("@")
+        if at and not (model.strip() and tail.strip()):
+            raise ConfigurationError(f"openai:{rest}: write openai:<model>[@<http(s)://host/v1>]")
+        if _HOST_LIKE.match(tail):
+            raise ConfigurationError(
+                f"openai:{rest}: the base URL {tail!r} has no scheme; write openai:{model}@http://{tail}"
+            )
+        model, base_url = rest, None
+    if not model.strip():
+        raise ConfigurationError(f"openai:{rest}: names no model; write openai:<model>[@<http(s)://host/v1>]")
+    return model, base_url
+
+
 def _grammar_spec(text: str) -> UserSpec | None:
     prefix, sep, rest = text.partition(":")
     prefix = prefix.lower()
     if not sep or prefix not in ("openai", "vllm", "hf"):
         return None
-    if not rest:
-        raise ValueError(f"user spec {text!r} names no model")
+    if not rest.strip():
+        raise ConfigurationError(f"user spec {text!r} names no model")
     if prefix == "openai":
-        model, base_url = rest, os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_BASE_URL
-        for scheme in ("@http://", "@https://"):
-            at = rest.find(scheme)
-            if at != -1:
-                model, base_url = rest[:at], rest[at + 1 :]
-                break
+        model, base_url = split_openai_spec(rest)
+        if base_url is None:
+            base_url = os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_BASE_URL
+            try:
+                base_url = check_base_url(base_url)
+            except ValueError as error:
+                raise ConfigurationError(f"OPENAI_BASE_URL: {error}") from None
         endpoint = EndpointConfig(base_url=base_url, model=model, api_key_env=["OPENAI_API_KEY"])
         return UserSpec(alias=text, label=model, kind="http", endpoint=endpoint)
+    if prefix == "hf":
+        check_local_model_path(rest, text)
     serve = ServeSpec(model=rest, served_model_name=rest.rstrip("/").rsplit("/", 1)[-1], trust_remote_code=True)
     return UserSpec(alias=text, label=rest, kind=prefix, model_path=rest, serve=serve)  # type: ignore[arg-type]
+
+
+def check_local_model_path(path: str, spec: str) -> None:
+    """``ConfigurationError`` unless ``path`` (of an ``hf:`` spec) exists locally or is a cached hub model.
+
+    Nothing is downloaded at run time, so a hub id counts only when the Hugging Face cache holds it.
+    """
+    if Path(path).expanduser().exists() or _in_hub_cache(path):
+        return
+    raise ConfigurationError(
+        f"{spec!r}: no model at {path!r}: hf: takes a local directory or a hub id already in the Hugging Face "
+        "cache (download it first, e.g. `huggingface-cli download ORG/NAME`)"
+    )
+
+
+def _in_hub_cache(repo_id: str) -> bool:
+    if repo_id.count("/") != 1 or repo_id.startswith(("/", ".", "~")):
+        return False
+    try:
+        from huggingface_hub.constants import HF_HUB_CACHE
+    except ImportError:
+        return False
+    return (Path(HF_HUB_CACHE) / f"models--{repo_id.replace('/', '--')}").is_dir()
 
 
 def _is_chat_model(value: Any) -> bool:
@@ -256,45 +330,118 @@ def resolve_user(spec: str | ChatModel | UserSpec) -> UserSpec:
     if key in _registered:
         return _registered[key][0]
     known = ", ".join(_known_aliases())
-    raise ValueError(
+    raise ConfigurationError(
         f"unknown user alias {spec!r}; known: {known}, or openai:<model>[@<base_url>], vllm:<hub-id>, "
         "hf:<path> (or pass a chat-model object)"
     )
 
 
-def make_chat_model(spec: str | ChatModel | UserSpec, **overrides: Any) -> ChatModel | None:
+def endpoint_hints(spec: UserSpec) -> EndpointHints:
+    """What to tell a person when ``spec``'s endpoint is unusable (alias-specific variables and commands)."""
+    endpoint = spec.endpoint
+    keys = " or ".join(endpoint.api_key_env) if endpoint and endpoint.api_key_env else "the API key variable"
+    if spec.alias == "tiny":
+        return EndpointHints(
+            connect="start it with `mimesis-gym serve-user tiny`, or unset MIMESIS_TINY_BASE_URL to run the "
+            "embedded model in-process",
+            model="serve it under the name 'tiny' (`mimesis-gym serve-user tiny` does)",
+        )
+    if spec.alias in BUILTIN_ALIASES:
+        base_var, model_var = alias_variable(spec.alias, "BASE_URL"), alias_variable(spec.alias, "MODEL")
+        if spec.serve is not None:
+            connect = f"start it with `mimesis-gym serve-user {spec.alias}`, or set {base_var} to its server's /v1 URL"
+        else:
+            connect = f"check the network, or set {base_var} to the provider's /v1 URL"
+        return EndpointHints(
+            connect=connect,
+            auth=f"set {keys} to a valid key",
+            model=f"set {model_var} to a model the server serves, and check that {base_var} ends in /v1",
+        )
+    if spec.alias.lower().startswith("openai:"):
+        return EndpointHints(
+            connect=f"check the URL in {spec.alias!r} (openai:<model>@http(s)://host:port/v1) and that its "
+            "server is running",
+            auth=f"set {keys} to a valid key",
+            model=f"check the model name in {spec.alias!r} and that its URL ends in /v1",
+        )
+    return EndpointHints(auth=f"set {keys} to a valid key")
+
+
+def _check_kwargs(
+    alias: str, target: Callable[..., Any], overrides: Mapping[str, Any], exclude: tuple[str, ...]
+) -> None:
+    """``ConfigurationError`` naming every key of ``overrides`` that ``target`` does not accept."""
+    try:
+        parameters = inspect.signature(target).parameters
+    except (TypeError, ValueError):
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return
+    accepted = [
+        name
+        for name, p in parameters.items()
+        if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        and name not in exclude
+        and name != "self"
+    ]
+    unknown = sorted(set(overrides) - set(accepted))
+    if unknown:
+        raise ConfigurationError(
+            f"user_kwargs for {alias!r}: unknown key(s) {', '.join(unknown)}; accepted: {', '.join(accepted)}"
+        )
+
+
+def make_chat_model(
+    spec: str | ChatModel | UserSpec, *, party: Literal["user", "judge"] = "user", **overrides: Any
+) -> ChatModel | None:
     """The chat model for ``spec``; ``None`` for ``scripted`` (the env uses its scripted roles).
 
     ``overrides`` (``user_kwargs``) update the alias's configuration, e.g. ``timeout_s`` for HTTP
-    users or ``dtype`` for local ones. A chat-model object is returned as is.
+    users or ``dtype`` for local ones; a key the backend does not take raises
+    :class:`~mimesis_gym.core.errors.ConfigurationError` naming the accepted ones. A chat-model
+    object is returned as is. ``party`` names the role in the error an unusable endpoint raises.
     """
     if _is_chat_model(spec):
         if overrides:
-            raise ValueError("user_kwargs apply to aliases only, not to a chat-model object")
+            raise ConfigurationError("user_kwargs apply to aliases only, not to a chat-model object")
         return spec  # type: ignore[return-value]
     resolved = resolve_user(spec)  # type: ignore[arg-type]
     if resolved.kind == "scripted":
+        if overrides:
+            raise ConfigurationError(f"user 'scripted' takes no user_kwargs; got {', '.join(sorted(overrides))}")
         return None
     if resolved.kind == "http":
         assert resolved.endpoint is not None
+        unknown = sorted(set(overrides) - set(EndpointConfig.model_fields))
+        if unknown:
+            raise ConfigurationError(
+                f"user_kwargs for {resolved.alias!r}: unknown key(s) {', '.join(unknown)}; accepted: "
+                f"{', '.join(name for name in EndpointConfig.model_fields if name not in ('base_url', 'model'))}, "
+                "base_url, model"
+            )
         try:
             config = EndpointConfig.model_validate({**resolved.endpoint.model_dump(), **overrides})
         except ValidationError as error:
-            raise ValueError(f"bad user_kwargs for {resolved.alias!r}: {error}") from None
-        return OpenAIChatModel(config, name=resolved.alias)
+            raise ConfigurationError(f"bad user_kwargs for {resolved.alias!r}: {error}") from None
+        return OpenAIChatModel(config, name=resolved.alias, party=party, hints=endpoint_hints(resolved))
     if resolved.kind == "hf":
         from mimesis_gym.users.hf import HFChatModel
 
+        _check_kwargs(resolved.alias, HFChatModel.__init__, overrides, ("path", "name"))
         return HFChatModel(resolved.model_path, name=resolved.alias, **overrides)
     if resolved.kind == "vllm":
         from mimesis_gym.users.vllm_local import VLLMChatModel
 
+        _check_kwargs(resolved.alias, VLLMChatModel.__init__, overrides, ("model", "name"))
         return VLLMChatModel(resolved.model_path or "", name=resolved.alias, **overrides)
     if resolved.kind == "human":
         from mimesis_gym.users.human import HumanChatModel
 
+        _check_kwargs(resolved.alias, HumanChatModel.__init__, overrides, ())
         return HumanChatModel(**overrides)
-    model = _registered[resolved.alias][1](**overrides)
+    factory = _registered[resolved.alias][1]
+    _check_kwargs(resolved.alias, factory, overrides, ())
+    model = factory(**overrides)
     if isinstance(model, UserSpec):
         return make_chat_model(model)
     if not callable(getattr(model, "chat", None)):
@@ -370,7 +517,7 @@ def resolve_role_models(
         is_human = user_spec.kind == "human" or bool(getattr(user_model, "is_human", False))
         judge_model = None if is_human else user_model
     else:
-        judge_model = make_chat_model(judge)
+        judge_model = make_chat_model(judge, party="judge")
         if judge_model is not None and judge_model is not judge:
             owned.append(judge_model)
     return RoleModels(user=user_model, judge=judge_model, owned=tuple(owned))

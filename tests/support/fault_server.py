@@ -43,6 +43,10 @@ class FaultServer:
     def __init__(self) -> None:
         self.modes: deque[str] = deque()
         self.requests: list[dict[str, Any]] = []
+        self.gets: list[dict[str, Any]] = []
+        self.models: list[str] = ["fault-model"]
+        """What ``GET /v1/models`` lists; ``models_status`` other than 200 answers that status instead."""
+        self.models_status = 200
         self._stop = threading.Event()
         server = self
 
@@ -53,10 +57,13 @@ class FaultServer:
                 pass
 
             def do_GET(self) -> None:
+                server.gets.append({"path": self.path, "headers": dict(self.headers)})
                 if self.path.endswith("/health"):
                     self._send_json(200, {})
+                elif server.models_status != 200:
+                    self._send_json(server.models_status, {"error": {"message": f"status {server.models_status}"}})
                 else:
-                    self._send_json(200, {"data": [{"id": "fault-model"}]})
+                    self._send_json(200, {"data": [{"id": name} for name in server.models]})
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))

@@ -1,0 +1,146 @@
+"""The pre-flight of ``mimesis-gym eval``: every user, judge and agent endpoint probed before episode 1.
+
+A run against a dead endpoint would otherwise spend minutes on retries and then score nothing but
+fallback replies. Each HTTP endpoint gets one bounded probe (``GET {base_url}/models`` with the
+key, ``timeout_s`` seconds): nothing listening, an unknown host, a missing or refused key, or a
+server that does not list the model raises :class:`~mimesis_gym.core.errors.EndpointUnavailableError`
+with the alias, URL, model, cause and fix. A server without a ``/models`` route is probed with a
+one-token completion instead. Local models are checked for their weights (the embedded tiny model
+installed, ``hf:`` paths existing); scripted users and agents need nothing.
+
+The probes of one run go out concurrently, so the pre-flight takes at most about ``timeout_s``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from mimesis_gym.core.conventions import AttemptError
+from mimesis_gym.core.errors import ConfigurationError, EndpointUnavailableError
+from mimesis_gym.core.http import OpenAIChatModel
+
+__all__ = ["PREFLIGHT_TIMEOUT_S", "ProbeResult", "probe_endpoint", "run_preflight"]
+
+PREFLIGHT_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """One line of the pre-flight: which party and alias, and what the probe found."""
+
+    party: str
+    alias: str
+    detail: str
+
+    def line(self) -> str:
+        return f"pre-flight: {self.party} {self.alias}: {self.detail}"
+
+
+async def probe_endpoint(model: OpenAIChatModel, timeout_s: float = PREFLIGHT_TIMEOUT_S) -> str:
+    """Probe one HTTP endpoint; a short note when usable, else :class:`EndpointUnavailableError`."""
+    config = model.config
+    url = config.base_url.rstrip("/") + "/models"
+    try:
+        headers = model.headers(0)
+        async with httpx.AsyncClient(timeout=timeout_s, trust_env=False) as client:
+            response = await client.get(url, headers=headers)
+    except AttemptError as error:  # no key for a remote endpoint
+        raise model.unavailable(error) from None
+    except (httpx.ConnectError, httpx.UnsupportedProtocol) as error:
+        raise model.unavailable(AttemptError("connection", f"{type(error).__name__}: {error}")) from None
+    except httpx.TimeoutException:
+        raise model.unavailable(AttemptError("connection", f"no answer from {url} within {timeout_s:g}s")) from None
+    except httpx.HTTPError as error:
+        raise model.unavailable(AttemptError("connection", f"{type(error).__name__}: {error}")) from None
+    if response.status_code in (401, 403):
+        raise model.unavailable(AttemptError("auth", f"HTTP {response.status_code}", status=response.status_code))
+    if response.is_success:
+        served = _served_models(response)
+        if served is None:
+            return f"{config.base_url} answers (no model list)"
+        if config.model not in served:
+            listed = ", ".join(served[:8]) + (" …" if len(served) > 8 else "")
+            raise model.unavailable(
+                AttemptError("client_error", f"the server does not serve {config.model!r} (it serves: {listed})",
+                             status=404)
+            )  # fmt: skip
+        return f"{config.base_url} serves {config.model!r}"
+    return await _probe_completion(model, timeout_s)
+
+
+def _served_models(response: httpx.Response) -> list[str] | None:
+    try:
+        data = response.json().get("data")
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(data, list):
+        return None
+    return [str(entry.get("id")) for entry in data if isinstance(entry, dict) and entry.get("id") is not None]
+
+
+async def _probe_completion(model: OpenAIChatModel, timeout_s: float) -> str:
+    """A one-token completion for servers without ``/models``: only persistent faults fail it."""
+    body = model.request_body([{"role": "user", "content": "ping"}], 1, 0.0, None, False)
+    try:
+        await asyncio.wait_for(model.post(body), timeout=timeout_s)
+    except EndpointUnavailableError:
+        raise
+    except AttemptError as error:
+        if error.config_fault:
+            raise model.unavailable(error) from None
+        return f"{model.config.base_url} answers ({error.kind}: {error.detail[:80]})"
+    except asyncio.TimeoutError:
+        return f"{model.config.base_url} accepted a request (no answer within {timeout_s:g}s)"
+    finally:
+        await model.aclose()
+    return f"{model.config.base_url} answers"
+
+
+def _local_check(party: str, alias: str, model: Any) -> str | None:
+    """Weights of local models: the embedded tiny model must be installed (``hf:`` paths were checked)."""
+    path = getattr(model, "path", "unset")
+    if alias.lower() == "tiny" and path is None:
+        from mimesis_gym.core.tiny import TinyModelUnavailable, locate_tiny_gguf
+
+        try:
+            locate_tiny_gguf()
+        except TinyModelUnavailable as error:
+            raise ConfigurationError(f"{party} 'tiny' is unavailable: {error}") from None
+        return "embedded model installed"
+    return None
+
+
+def _http_client(model: Any) -> OpenAIChatModel | None:
+    if isinstance(model, OpenAIChatModel):
+        return model
+    client = getattr(model, "client", None) or getattr(model, "model", None)
+    return client if isinstance(client, OpenAIChatModel) else None
+
+
+async def run_preflight(
+    parties: Sequence[tuple[str, str, Any]], timeout_s: float = PREFLIGHT_TIMEOUT_S
+) -> list[ProbeResult]:
+    """Probe every ``(party, alias, model)`` at once; raise the first unusable one's error.
+
+    ``model`` is what the run will use: a chat model, an agent, or ``None`` (scripted).
+    """
+
+    async def one(party: str, alias: str, model: Any) -> ProbeResult:
+        if model is None:
+            return ProbeResult(party, alias, "scripted")
+        client = _http_client(model)
+        if client is not None:
+            return ProbeResult(party, alias, await probe_endpoint(client, timeout_s))
+        note = _local_check(party, alias, model)
+        return ProbeResult(party, alias, note or f"{type(model).__name__} (nothing to probe)")
+
+    results = await asyncio.gather(*(one(*entry) for entry in parties), return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return list(results)  # type: ignore[arg-type]

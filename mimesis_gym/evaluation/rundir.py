@@ -1,0 +1,124 @@
+"""A run directory's guards: one process at a time, and a resume that continues exactly its own run.
+
+* :class:`RunLock` takes an advisory ``flock`` on ``<out>/.lock`` for the life of an ``eval``; a
+  second ``eval`` or ``--resume`` on the same directory fails at once instead of appending
+  duplicate records. The lock dies with its process, so a killed run never leaves it stale.
+* :func:`config_fingerprint` hashes the canonical JSON of a run's config; ``run.json`` stores it,
+  and :func:`stored_config` refuses a ``run.json`` whose config no longer matches it (edited by
+  hand), because the records already on disk were produced under the original one.
+* :func:`check_resume_overrides` refuses command-line settings that would change what a resumed
+  run plays (its agents, envs, turn cap, …); only how fast it runs may change.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from mimesis_gym.core.errors import ConfigurationError, MimesisGymError
+
+__all__ = [
+    "RESUME_ADJUSTABLE",
+    "RunInUseError",
+    "RunLock",
+    "check_resume_overrides",
+    "config_fingerprint",
+    "stored_config",
+]
+
+RESUME_ADJUSTABLE = frozenset(
+    {"concurrency", "agent_concurrency", "user_concurrency", "workers", "ray_address", "step_timeout", "user_failures"}
+)
+"""Settings a ``--resume`` may change: the pace, and which scoring mode heads the summary (both modes are
+computed from the same records); never what is played."""
+
+
+class RunInUseError(MimesisGymError):
+    """Another process holds the run directory."""
+
+
+class RunLock:
+    """An exclusive, non-blocking ``flock`` on ``<out>/.lock`` (context manager)."""
+
+    def __init__(self, out: Path) -> None:
+        self.path = out / ".lock"
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as error:
+            os.close(fd)
+            if error.errno in (errno.EAGAIN, errno.EACCES):
+                raise RunInUseError(
+                    f"{self.path.parent} is in use by another mimesis-gym process; wait for it to finish "
+                    "or use another --out"
+                ) from None
+            raise
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> RunLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def config_fingerprint(config: Mapping[str, Any]) -> str:
+    """SHA-256 of the config's canonical JSON (sorted keys, no whitespace)."""
+    canonical = json.dumps(config, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def stored_config(out: Path) -> dict[str, Any]:
+    """The config in ``<out>/run.json``; :class:`ConfigurationError` when missing, unreadable or edited."""
+    path = out / "run.json"
+    if not path.is_file():
+        raise ConfigurationError(f"--resume needs --out pointing at an earlier run; {path} does not exist")
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+        config = meta["config"]
+    except (ValueError, KeyError, TypeError) as error:
+        raise ConfigurationError(f"{path} is not a run.json this tool wrote ({type(error).__name__})") from None
+    stored = meta.get("config_fingerprint")
+    if stored is not None and stored != config_fingerprint(config):
+        raise ConfigurationError(
+            f"{path}: the config was edited after the run started (its fingerprint no longer matches); the "
+            "records on disk were made under the original config: start a new run with another --out"
+        )
+    return config
+
+
+def check_resume_overrides(stored: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
+    """``stored`` updated with the adjustable settings of ``given``; refuse any other change.
+
+    ``given`` holds the settings passed on the command line of the resume (``None`` = not given).
+    """
+    changed = {
+        key: value
+        for key, value in given.items()
+        if value is not None and key not in RESUME_ADJUSTABLE and stored.get(key) != value
+    }
+    if changed:
+        details = "; ".join(f"{key}: stored {stored.get(key)!r}, given {value!r}" for key, value in changed.items())
+        raise ConfigurationError(
+            f"--resume continues the stored run and cannot change what it plays ({details}); drop those flags "
+            "or start a new run with another --out"
+        )
+    return {**stored, **{key: value for key, value in given.items() if value is not None and key in RESUME_ADJUSTABLE}}
