@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from mimesis_gym.evaluation.ray_workers import LOOPBACK_ONLY_VARIABLE
 from mimesis_gym.evaluation.runner import EvalConfig
 from mimesis_gym.evaluation.store import ResultsStore
 from mimesis_gym.users.serve import free_port
@@ -22,7 +23,7 @@ def ray_head():
     """A Ray head on 127.0.0.1 started for this module, stopped afterwards."""
     port = free_port()
     ray_cli = str(Path(sys.executable).with_name("ray"))
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", LOOPBACK_ONLY_VARIABLE: "0"}  # the head stays on loopback
     subprocess.run(
         [ray_cli, "start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=2",
          "--include-dashboard=false", "--disable-usage-stats"],
@@ -50,3 +51,12 @@ def test_ray_actors_give_the_same_records_as_a_local_run(tmp_path, ray_head):
     workers = {r.worker for r in ResultsStore(tmp_path / "ray" / "episodes.jsonl").read()}
     assert len(workers) == 2  # both actors played, none of it in this process
     assert all(not worker.endswith(f":{os.getpid()}") for worker in workers)
+
+
+def test_a_loopback_address_keeps_the_driver_on_loopback(ray_head):
+    from mimesis_gym.evaluation.ray_workers import connect
+
+    connected = connect(ray_head)
+    assert connected.is_initialized()
+    assert connected._private.worker.global_worker.node_ip_address == "127.0.0.1"
+    assert {node["NodeManagerAddress"] for node in connected.nodes() if node["Alive"]} == {"127.0.0.1"}

@@ -127,20 +127,21 @@ async def run_preflight(
 ) -> list[ProbeResult]:
     """Probe every ``(party, alias, model)`` at once; raise the first unusable one's error.
 
-    ``model`` is what the run will use: a chat model, an agent, or ``None`` (scripted).
+    ``model`` is what the run will use: a chat model, an agent, or ``None`` (scripted). Returns a
+    line for each party that had something to probe (scripted ones and custom objects have not).
     """
 
-    async def one(party: str, alias: str, model: Any) -> ProbeResult:
+    async def one(party: str, alias: str, model: Any) -> ProbeResult | None:
         if model is None:
-            return ProbeResult(party, alias, "scripted")
+            return None
         client = _http_client(model)
         if client is not None:
             return ProbeResult(party, alias, await probe_endpoint(client, timeout_s))
         note = _local_check(party, alias, model)
-        return ProbeResult(party, alias, note or f"{type(model).__name__} (nothing to probe)")
+        return ProbeResult(party, alias, note) if note else None
 
     results = await asyncio.gather(*(one(*entry) for entry in parties), return_exceptions=True)
     for result in results:
         if isinstance(result, BaseException):
             raise result
-    return list(results)  # type: ignore[arg-type]
+    return [result for result in results if isinstance(result, ProbeResult)]

@@ -13,13 +13,15 @@ Units and records cross the wire as JSON strings (never pickled model output). T
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
+import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from mimesis_gym.core.errors import ConfigurationError
 
-__all__ = ["RAY_MISSING", "check_reachable", "connect", "run_units_on_ray"]
+__all__ = ["LOOPBACK_ONLY_VARIABLE", "RAY_MISSING", "check_reachable", "connect", "pin_to_loopback", "run_units_on_ray"]
 
 RAY_MISSING = "`--ray` needs Ray: pip install 'mimesis-gym[ray]'"
 
@@ -49,7 +51,8 @@ def check_reachable(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
     except OSError as error:
         raise ConfigurationError(
             f"--ray {address}: no Ray cluster answers there ({error.strerror or error}); start one with "
-            f"`ray start --head --port {port}{' --node-ip-address 127.0.0.1' if _is_loopback(host) else ''}` "
+            f"`{LOOPBACK_ONLY_VARIABLE + '=0 ' if _is_loopback(host) else ''}ray start --head --port {port}"
+            f"{' --node-ip-address 127.0.0.1' if _is_loopback(host) else ''}` "
             "or drop --ray"
         ) from None
 
@@ -59,19 +62,39 @@ def _is_loopback(host: str) -> bool:
     return host in ("localhost", "::1") or host.startswith("127.")
 
 
+LOOPBACK_ONLY_VARIABLE = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+"""Ray reads this variable at import: ``0`` makes every node IP it picks itself the loopback address.
+
+On Linux Ray otherwise replaces 127.0.0.1 — even an explicit ``--node-ip-address 127.0.0.1`` — with
+the machine's network address, so a "local" cluster would talk over the network interface.
+"""
+
+
+def pin_to_loopback() -> None:
+    """Make this process's Ray use 127.0.0.1 as its node IP (set before Ray starts or connects)."""
+    os.environ[LOOPBACK_ONLY_VARIABLE] = "0"
+    constants = sys.modules.get("ray._private.ray_constants")
+    if constants is not None and getattr(constants, "ENABLE_RAY_CLUSTER", False):
+        constants.ENABLE_RAY_CLUSTER = False  # Ray was imported before the variable was set
+
+
 def connect(address: str) -> Any:
     """Connect this process to the Ray cluster at ``address`` (``host:port``, ``auto`` or ``local``).
 
     A ``host:port`` is checked for a listener first (bounded, :func:`check_reachable`). With a
-    loopback host (and with ``local``) this process's node IP is pinned to 127.0.0.1, so no traffic
-    leaves loopback (Ray would otherwise pick the machine's network address itself).
+    loopback host (and with ``local``) this process's node IP is pinned to 127.0.0.1
+    (:func:`pin_to_loopback`), so no traffic leaves loopback; start such a head with the same
+    variable (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 ray start --head --node-ip-address 127.0.0.1``).
     """
+    loopback = address == "local" or _is_loopback(address.rpartition(":")[0])
+    if loopback:
+        pin_to_loopback()
     ray = _ray()
     if not ray.is_initialized():
         options: dict[str, Any] = {"log_to_driver": False, "include_dashboard": False, "configure_logging": False}
         if address not in ("auto", "local"):
             check_reachable(address)
-        if address == "local" or _is_loopback(address.rpartition(":")[0]):
+        if loopback:
             options["_node_ip_address"] = "127.0.0.1"
         ray.init(address=None if address == "local" else address, **options)
     return ray

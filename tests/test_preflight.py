@@ -1,0 +1,120 @@
+"""`mimesis-gym eval` probes every endpoint before episode 1 and exits 2 naming the unusable one."""
+
+import json
+
+import pytest
+
+from mimesis_gym.cli import main
+from mimesis_gym.users import register_user
+from mimesis_gym.users.serve import free_port
+from tests.support.chat_models import ScriptedChatModel, refusal
+from tests.support.fault_server import FaultServer
+
+
+@pytest.fixture
+def server():
+    fault = FaultServer()
+    yield fault
+    fault.close()
+
+
+def eval_args(out, *extra):
+    return ["eval", "--envs", "function", "--agent", "oracle", "--limit", "1", "--max-turns", "2", "--out", str(out),
+            "--no-progress", *extra]  # fmt: skip
+
+
+def one_line(capsys):
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def test_a_dead_user_stops_eval_before_anything_is_written(tmp_path, monkeypatch, capsys):
+    base_url = f"http://127.0.0.1:{free_port()}/v1"
+    monkeypatch.setenv("MIMESIS_USER_MIMESIS_9B_BASE_URL", base_url)
+    assert main(eval_args(tmp_path / "run", "--users", "mimesis-9b")) == 2
+    line = one_line(capsys)
+    assert line.startswith("mimesis-gym eval: user 'mimesis-9b' is unavailable: cannot connect")
+    assert base_url in line and "mimesis-gym serve-user mimesis-9b" in line
+    assert not (tmp_path / "run" / "run.json").exists()
+
+
+def test_a_server_that_does_not_serve_the_model_fails_the_preflight(tmp_path, monkeypatch, server, capsys):
+    server.models = ["some-other-model"]
+    monkeypatch.setenv("MIMESIS_USER_MIMESIS_9B_BASE_URL", server.base_url)
+    assert main(eval_args(tmp_path / "run", "--users", "mimesis-9b")) == 2
+    line = one_line(capsys)
+    assert "does not serve 'mimesis-9b' (it serves: some-other-model)" in line
+    assert "MIMESIS_USER_MIMESIS_9B_MODEL" in line
+    assert server.requests == []  # the probe is a GET /models, no completion was asked for
+
+
+def test_a_refused_key_fails_the_preflight_of_an_agent(tmp_path, monkeypatch, server, capsys):
+    server.models_status = 401
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-preflight")
+    assert main(eval_args(tmp_path / "run", "--agent", f"openai:fault-model@{server.base_url}")) == 2
+    line = one_line(capsys)
+    assert "agent 'openai:fault-model@" in line and "refused the API key (HTTP 401)" in line
+    assert "set OPENAI_API_KEY" in line
+
+
+def test_a_server_without_a_models_route_is_probed_with_one_token(tmp_path, monkeypatch, server, capsys):
+    server.models_status = 404
+    monkeypatch.setenv("MIMESIS_USER_MIMESIS_9B_BASE_URL", server.base_url)
+    monkeypatch.setenv("MIMESIS_USER_MIMESIS_9B_MODEL", "fault-model")
+    server.script("status:404:The model `fault-model` does not exist.")
+    assert main(eval_args(tmp_path / "run", "--users", "mimesis-9b")) == 2
+    assert "HTTP 404: The model `fault-model` does not exist." in one_line(capsys)
+    assert server.requests[0]["body"]["max_tokens"] == 1
+
+
+def test_a_healthy_endpoint_passes_and_the_run_goes_on(tmp_path, monkeypatch, server, capsys):
+    monkeypatch.setenv("MIMESIS_USER_MIMESIS_9B_BASE_URL", server.base_url)
+    monkeypatch.setenv("MIMESIS_USER_MIMESIS_9B_MODEL", "fault-model")
+    code = main(eval_args(tmp_path / "run", "--users", "mimesis-9b", "--user-arg", "max_retries=0"))
+    err = capsys.readouterr().err
+    assert f"pre-flight: user mimesis-9b: {server.base_url} serves 'fault-model'" in err
+    assert code in (0, 4)
+    assert (tmp_path / "run" / "run.json").exists()
+
+
+def test_no_preflight_then_a_dead_user_stops_the_run_as_failed(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MIMESIS_USER_MIMESIS_9B_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")
+    out = tmp_path / "run"
+    assert main(eval_args(out, "--users", "mimesis-9b", "--envs", "turtle", "--no-preflight")) == 2
+    assert "user 'mimesis-9b' is unavailable" in one_line(capsys)
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["status"] == "failed" and "is unavailable" in meta["error"]
+    assert not (out / "episodes.jsonl").exists() or (out / "episodes.jsonl").read_text() == ""
+
+
+def test_a_run_whose_cell_is_all_user_failures_exits_4(tmp_path, clean_user_registry, capsys):
+    register_user("always-refuses", lambda **_: ScriptedChatModel([refusal()], suspend=False))
+    args = eval_args(tmp_path / "run", "--users", "always-refuses,scripted")
+    args[args.index("function")] = "persuade"
+    assert main(args) == 4
+    err = capsys.readouterr().err
+    assert "every episode of agent oracle, user always-refuses, env persuade is a user failure" in err
+
+
+def test_abcd_with_a_user_alias_as_the_customer_policy(tmp_path, monkeypatch, server):
+    monkeypatch.setenv("MIMESIS_USER_MIMESIS_9B_BASE_URL", server.base_url)
+    monkeypatch.setenv("MIMESIS_USER_MIMESIS_9B_MODEL", "fault-model")
+    server.script(*["ok:Hi, I want to return a shirt."] * 3, "ok:[finish]")
+    out = tmp_path / "run"
+    code = main(["eval", "--envs", "abcd", "--agent", "mimesis-9b", "--limit", "1", "--out", str(out), "--no-progress"])
+    assert code == 0
+    (record,) = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert record["agent"] == "mimesis-9b" and record["status"] == "ok"
+    assert record["steps"][0]["content"] == "Hi, I want to return a shirt."
+    assert all("tools" not in request["body"] for request in server.requests)  # ABCD's policy has no tool
+
+
+def test_worker_processes_report_a_dead_user_instead_of_hanging(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MIMESIS_USER_MIMESIS_9B_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")
+    out = tmp_path / "run"
+    args = eval_args(out, "--users", "mimesis-9b", "--envs", "turtle", "--limit", "2", "--workers", "2",
+                     "--no-preflight")  # fmt: skip
+    assert main(args) == 2
+    assert "user 'mimesis-9b' is unavailable" in one_line(capsys)
+    assert json.loads((out / "run.json").read_text())["status"] == "failed"

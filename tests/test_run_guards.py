@@ -1,0 +1,268 @@
+"""A run is never mixed, duplicated or silently wrong; command-line mistakes are one line and exit 2."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from mimesis_gym.cli import main
+from mimesis_gym.evaluation.rundir import config_fingerprint
+from mimesis_gym.evaluation.store import ResultsStore
+from mimesis_gym.users.serve import free_port
+from tests.support.fault_server import wait_until
+
+BASE = ["eval", "--envs", "function", "--agent", "oracle", "--limit", "1", "--max-turns", "2", "--no-progress"]
+
+
+def one_line(capsys):
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+@pytest.fixture
+def finished_run(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main([*BASE, "--out", str(out)]) == 0
+    capsys.readouterr()
+    return out
+
+
+# ---------------------------------------------------------------- resume rules
+
+
+def test_run_json_stores_the_config_fingerprint(finished_run):
+    meta = json.loads((finished_run / "run.json").read_text())
+    assert meta["config_fingerprint"] == config_fingerprint(meta["config"])
+
+
+def test_resume_refuses_an_edited_config(finished_run, capsys):
+    path = finished_run / "run.json"
+    meta = json.loads(path.read_text())
+    meta["config"]["max_turns"] = 9
+    path.write_text(json.dumps(meta))
+    assert main(["eval", "--resume", "--out", str(finished_run)]) == 2
+    assert "the config was edited after the run started" in one_line(capsys)
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--agent", "scripted:noop"], "agents: stored ['oracle'], given ['scripted:noop']"),
+        (["--envs", "turtle"], "envs: stored ['function'], given ['turtle']"),
+        (["--max-turns", "5"], "max_turns: stored 2, given 5"),
+        (["--limit", "3"], "limit: stored 1, given 3"),
+    ],
+)
+def test_resume_refuses_flags_that_change_the_plan(finished_run, capsys, flags, named):
+    before = (finished_run / "episodes.jsonl").read_text()
+    assert main(["eval", "--resume", "--out", str(finished_run), *flags]) == 2
+    line = one_line(capsys)
+    assert "cannot change what it plays" in line and named in line
+    assert (finished_run / "episodes.jsonl").read_text() == before
+
+
+def test_resume_accepts_the_same_values_and_pace_changes(finished_run, capsys):
+    assert main(["eval", "--resume", "--out", str(finished_run), "--agent", "oracle", "--concurrency", "3"]) == 0
+    meta = json.loads((finished_run / "run.json").read_text())
+    assert meta["config"]["concurrency"] == 3 and meta["config"]["agents"] == ["oracle"]
+    assert meta["config_fingerprint"] == config_fingerprint(meta["config"])
+
+
+def test_a_second_process_on_the_same_run_fails_at_once(tmp_path, capsys):
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "mimesis_gym.cli", "eval", "--envs", "function,turtle", "--agent",
+               "scripted:random:0.3", "--limit", "3", "--max-turns", "3", "--concurrency", "1", "--out", str(out),
+               "--no-progress", "--no-preflight"]  # fmt: skip
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_until(lambda: (out / "run.json").exists(), timeout=60)
+        started = time.monotonic()
+        assert main(["eval", "--resume", "--out", str(out)]) == 2
+        assert time.monotonic() - started < 30  # it did not wait for the other run
+        assert "is in use by another mimesis-gym process" in one_line(capsys)
+    finally:
+        assert child.wait(timeout=300) == 0, child.stderr.read()
+    keys = [record.key for record in ResultsStore(out / "episodes.jsonl").read()]
+    assert len(keys) == len(set(keys)) == 6
+
+
+# ---------------------------------------------------------------- values and names
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--limit", "0", "must be an integer >= 1, got 0"),
+        ("--trials", "-1", "must be an integer >= 1, got -1"),
+        ("--max-turns", "0", "must be an integer >= 1, got 0"),
+        ("--concurrency", "0", "must be an integer >= 1, got 0"),
+        ("--workers", "0", "must be an integer >= 1, got 0"),
+        ("--step-timeout", "0", "must be a number > 0"),
+        ("--step-timeout", "nan", "must be a number > 0"),
+        ("--temperature", "-0.5", "must be a number >= 0 and <= 2"),
+        ("--temperature", "inf", "must be a number >= 0 and <= 2"),
+        ("--role-max-tokens", "0", "must be an integer >= 1, got 0"),
+        ("--limit", "two", "'two' is not an integer"),
+    ],
+)
+def test_out_of_range_numbers_are_usage_errors(tmp_path, capsys, flag, value, message):
+    with pytest.raises(SystemExit) as exited:
+        main([*BASE, "--out", str(tmp_path / "run"), flag, value])
+    assert exited.value.code == 2
+    line = one_line(capsys)
+    assert flag in line and message in line
+    assert not (tmp_path / "run").exists()
+
+
+def test_repeated_names_collapse(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main([*BASE, "--out", str(out), "--agent", "oracle,oracle", "--envs", "function,function"]) == 0
+    meta = json.loads((out / "run.json").read_text())
+    assert (meta["config"]["agents"], meta["config"]["envs"], meta["plan"]["units"]) == (["oracle"], ["function"], 1)
+
+
+@pytest.mark.parametrize(
+    ("arg", "message"),
+    [
+        ("function.no_such_key=1", "mimesis/FunctionGym-v0 takes no 'no_such_key'; it takes"),
+        ("turtle.lenient_parsing=true", "'turtle' is not an env of this run (function)"),
+        ("function.user=gpt-5.5", "set by the runner from its own flags"),
+        ("function", "--env-arg wants ENV.KEY=VALUE"),
+    ],
+)
+def test_bad_env_args_are_reported_before_the_run(tmp_path, capsys, arg, message):
+    assert main([*BASE, "--out", str(tmp_path / "run"), "--env-arg", arg]) == 2
+    assert message in one_line(capsys)
+    assert not (tmp_path / "run" / "run.json").exists()
+
+
+def test_unusable_out_directories_are_usage_errors(tmp_path, capsys):
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    assert main([*BASE, "--out", str(a_file)]) == 2
+    assert "is a file, not a directory" in one_line(capsys)
+    assert main([*BASE, "--out", str(a_file / "run")]) == 2
+    assert "cannot be used" in one_line(capsys)
+    assert main([*BASE, "--out", "/proc/mimesis-gym-test/run"]) == 2
+    assert "cannot be used" in one_line(capsys)
+
+
+def test_user_kwargs_of_a_scripted_user_are_refused(tmp_path, capsys):
+    assert main([*BASE, "--out", str(tmp_path / "run"), "--user-arg", "timeout_s=3", "--users", "scripted"]) == 0
+    capsys.readouterr()  # the runner passes --user-arg to HTTP users only; the env itself refuses it:
+    import gymnasium as gym
+
+    with pytest.raises(ValueError, match="user 'scripted' takes no user_kwargs; got timeout_s"):
+        gym.make("mimesis/FunctionGym-v0", user="scripted", user_kwargs={"timeout_s": 3})
+
+
+# ---------------------------------------------------------------- report --from-scores
+
+HEADER = "user,agent,travel,turtle,function,tau,persuade,intention,telepathy,search\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("u,a,1,2,3,4,5,nan,7,8\n", "intention='nan' is not a finite, non-negative score"),
+        ("u,a,1,2,3,4,5,6,inf,8\n", "telepathy='inf' is not a finite, non-negative score"),
+        ("u,a,-1,2,3,4,5,6,7,8\n", "travel='-1' is not a finite, non-negative score"),
+        ("u,a,1,2,3,4,5,6,7,8\nu,a,1,2,3,4,5,6,7,8\n", ":3: a second row for user 'u', agent 'a'"),
+        ("u,a,1,2,3\n", ":2: the row has a different number of fields than the header"),
+        ("u,a,1,2,3,4,5,6,7,8,9\n", ":2: the row has a different number of fields than the header"),
+        ("", "no score rows (only a header)"),
+        (",a,1,2,3,4,5,6,7,8\n", "user and agent must not be empty"),
+    ],
+)
+def test_report_from_scores_rejects_bad_tables(tmp_path, capsys, body, message):
+    table = tmp_path / "scores.csv"
+    table.write_text(HEADER + body, encoding="utf-8")
+    assert main(["report", "--from-scores", str(table), "--out", str(tmp_path / "out")]) == 2
+    assert message in one_line(capsys)
+
+
+def test_report_from_scores_reads_a_byte_order_mark(tmp_path, capsys):
+    table = tmp_path / "scores.csv"
+    table.write_text(HEADER + "u,a,1,2,3,4,5,6,7,8\n", encoding="utf-8-sig")
+    assert main(["report", "--from-scores", str(table), "--out", str(tmp_path / "out")]) == 0
+
+
+# ---------------------------------------------------------------- play, serve-user, Ctrl-C
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--split", "nope"], "has no split 'nope'"),
+        (["--split", "demo", "--task", "fn-nope"], "unknown task_id 'fn-nope'"),
+        (["--user", "no-such-user"], "unknown user alias 'no-such-user'"),
+    ],
+)
+def test_play_with_an_unknown_split_task_or_user_is_a_usage_error(capsys, flags, message):
+    assert main(["play", "function", *flags]) == 2
+    assert message in one_line(capsys)
+
+
+def test_serve_user_without_vllm_fails(capsys):
+    assert main(["serve-user", "tiny", "--python", sys.executable]) == 2
+    assert f"vLLM is not importable by {sys.executable}" in one_line(capsys)
+
+
+def test_ctrl_c_in_play_ends_cleanly():
+    child = subprocess.Popen(
+        [sys.executable, "-m", "mimesis_gym.cli", "play", "function", "--split", "demo"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        time.sleep(0.5)
+        child.stdin.write("[action] 1 2 3 4\n")
+        child.stdin.flush()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and child.poll() is None:
+            time.sleep(1.0)
+            child.send_signal(signal.SIGINT)
+            break
+        out, err = child.communicate(timeout=60)
+    finally:
+        child.kill()
+    assert child.returncode == 130, err
+    assert "Traceback" not in err and "== interrupted ==" in out
+
+
+def test_ctrl_c_while_the_summary_is_written_leaves_a_resumable_run(tmp_path):
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "mimesis_gym.cli", "eval", "--envs", "function,turtle,telepathy,intention",
+               "--agent", "oracle,scripted:noop", "--limit", "2", "--max-turns", "2", "--out", str(out),
+               "--no-progress", "--no-preflight"]  # fmt: skip
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    episodes = out / "episodes.jsonl"
+
+    def all_recorded() -> bool:
+        return episodes.exists() and episodes.read_text().count("\n") >= 16
+
+    try:
+        assert wait_until(all_recorded, timeout=300)
+        child.send_signal(signal.SIGINT)  # the run is now scoring and plotting the summary
+        _, err = child.communicate(timeout=120)
+    finally:
+        child.kill()
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    assert child.returncode in (0, 130)
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["status"] in ("complete", "interrupted")
+    assert (out / "summary.md").exists()
+    assert main(["eval", "--resume", "--out", str(out), "--no-progress"]) == 0
+
+
+def test_ray_address_without_a_cluster_fails_fast(tmp_path, capsys):
+    started = time.monotonic()
+    assert main([*BASE, "--out", str(tmp_path / "run"), "--ray", f"127.0.0.1:{free_port()}", "--workers", "2"]) == 2
+    assert time.monotonic() - started < 60
+    line = one_line(capsys)
+    assert "no Ray cluster answers there" in line and "ray start --head" in line and "127.0.0.1" in line
+    assert os.environ.get("RAY_ADDRESS") is None or True
