@@ -342,3 +342,45 @@ def test_a_refusing_user_server_gives_every_turn_the_fallback(server, env_id):
         assert obs == fallback if fallback else obs in CANNED_REPLIES
         assert (reward, terminated) == (0.0, False)
     env.close()
+
+
+# ---------------------------------------------------------------- content retries change the request
+
+
+def test_a_bad_json_retry_quotes_the_reply_back_with_another_seed_and_no_sleep(server):
+    sleeps = Sleeps()
+    server.script("bad_json", 'ok:{"answer": "yes"}')
+    reply = chat(model(server, sleeps=sleeps), json_keys=["answer"], seed=7)
+    assert reply.json(["answer"]) == {"answer": "yes"} and reply.usage.attempts == 2
+    first, second = (request["body"] for request in server.requests)
+    assert first["messages"] == MESSAGES and first["seed"] == 7
+    assert second["messages"][:-2] == MESSAGES
+    assert second["messages"][-2] == {"role": "assistant", "content": "I think the answer is yes, definitely."}
+    assert second["messages"][-1]["role"] == "user" and '"answer"' in second["messages"][-1]["content"]
+    assert second["seed"] != 7
+    assert sleeps.delays == []
+
+
+def test_a_refusal_retry_asks_to_stay_in_character(server):
+    sleeps = Sleeps()
+    server.script("refusal_text", "ok:Fine, it was a ghost.")
+    reply = chat(model(server, sleeps=sleeps))
+    assert reply.text == "Fine, it was a ghost."
+    repaired = server.requests[1]["body"]["messages"]
+    assert repaired[-2]["content"] == "I'm sorry, but I can't help with that."
+    assert "Stay in character" in repaired[-1]["content"]
+    assert sleeps.delays == []
+
+
+def test_repairs_do_not_pile_up_and_a_chat_ending_with_the_model_gets_only_a_new_seed(server):
+    server.script("bad_json", "bad_json", 'ok:{"answer": "no"}')
+    chat(model(server), json_keys=["answer"], seed=3)
+    bodies = [request["body"] for request in server.requests]
+    assert [len(body["messages"]) for body in bodies] == [2, 4, 4]
+    assert len({body["seed"] for body in bodies}) == 3
+    server.requests.clear()
+    server.script("empty", "ok:done")
+    ending = [*MESSAGES, {"role": "assistant", "content": "Let me"}]
+    asyncio.run(model(server).chat(ending, max_tokens=8, temperature=0.0, seed=5))
+    assert [request["body"]["messages"] for request in server.requests] == [ending, ending]
+    assert server.requests[0]["body"]["seed"] != server.requests[1]["body"]["seed"]
