@@ -92,7 +92,9 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 1}
 
     env_name: ClassVar[str] = ""
-    """Short name used by the scoring protocol (``travel``, ``function``, …)."""
+    """Short name (``travel``, ``function``, …): the env's key in the env table and in records."""
+    scoring: ClassVar[str] = "sum"
+    """The episode-score rule of :mod:`mimesis_gym.core.scoring` (TravelGym: ``per_aspect_best``)."""
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"action", "answer", "search", "finish"})
     tolerated_kinds: ClassVar[Mapping[str, str]] = {}
     reward_part_names: ClassVar[tuple[str, ...]] = ()
@@ -247,7 +249,7 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
         self.task = task
         self.turn = 0
         self.episode_score = 0.0
-        self._scorer = make_scorer(self.env_name, self.score_context())
+        self._scorer = make_scorer(self.scoring, self.score_context())
         self._session = RoleSession(
             episode_id=episode_id or uuid.uuid4().hex,
             llm_seed_base=int(self.np_random.integers(0, 2**31 - 1)) if self.draws_llm_seed_base else 0,

@@ -137,6 +137,7 @@ class TravelEnv(ConversationEnv[TravelTask]):
     """
 
     env_name: ClassVar[str] = "travel"
+    scoring: ClassVar[str] = "per_aspect_best"
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"search", "action", "answer", "finish"})
     reward_part_names: ClassVar[tuple[str, ...]] = ("search", "preference", "choice", "step_penalty", "clip")
     role_names: ClassVar[tuple[str, ...]] = ("search_judge", "classifier", "responder")
