@@ -244,7 +244,8 @@ def write_summary(
     if any(row.avg_partial or row.mr_partial for section in sections for row in section.rows):
         lines.append("‡ averaged over the columns that have a value (— = not measured).")
     if extra:
-        lines += ["", "## Other envs (not in Avg or MR)", ""]
+        lines += [""] if lines and lines[-1] else []
+        lines += ["## Other envs (not in Avg or MR)", ""]
         for section in extra:
             table = _markdown_table(section.rows, order, extra_columns, ranked=False)
             lines += [f"### {_heading(section)}", "", *table, ""]
