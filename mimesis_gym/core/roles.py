@@ -80,7 +80,7 @@ def install_role_resolver(resolver: RoleResolver) -> None:
 
 
 def resolve_roles(user: Any, judge: Any, user_kwargs: Mapping[str, Any] | None = None) -> RoleModels:
-    """The role models for an env's ``user``, ``judge`` and ``user_kwargs`` (users.md §5).
+    """The role models for an env's ``user``, ``judge`` and ``user_kwargs`` (docs/users.md, Aliases).
 
     Raises ``ValueError`` for an unknown alias (from the installed resolver) and ``RuntimeError``
     when no resolver is installed.

@@ -1,4 +1,4 @@
-"""TauGym's task records: gold actions, the user's facts and the task (envs/tau.md §3).
+"""TauGym's task records: gold actions, the user's facts and the task (docs/envs/tau.md, Task data).
 
 The lowest module of the tau package: the pack loader (:mod:`~mimesis_gym.envs.tau.tasks`) and
 the facts derivation (:mod:`~mimesis_gym.envs.tau.facts`) both build on these types.
@@ -24,7 +24,7 @@ class GoldAction(BaseModel):
 
 
 class UserFacts(BaseModel):
-    """What the scripted user knows and says (§7.3); absent facts are ``None`` or empty."""
+    """What the scripted user knows and says (docs/envs/tau.md, Roles); absent facts are ``None`` or empty."""
 
     model_config = ConfigDict(frozen=True)
 

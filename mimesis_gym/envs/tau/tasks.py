@@ -1,4 +1,6 @@
-"""TauGym task packs: the shipped pack and the upstream loader (envs/tau.md §3); types in ``schema``.
+"""TauGym task packs: the shipped pack and the upstream loader (docs/envs/tau.md, Task data).
+
+The record types live in :mod:`~mimesis_gym.envs.tau.schema`.
 
 Both packs share one model: per domain a pristine :class:`~mimesis_gym.envs.tau.db.Database` and
 tasks in UserRL's record format (``{id, obs, info: {task: {user_id, actions, instruction,
