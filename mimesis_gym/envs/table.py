@@ -49,7 +49,7 @@ class EnvEntry(BaseModel):
     main_job: bool = Field(False, description="played by `mimesis-gym eval` without --envs")
     summary: Literal["scores", "abcd"] = "scores"
     wide_scale: bool = Field(False, description="scores run far past 100 (Intention): plotted in their own panel")
-    max_episode_steps: int | None = 16
+    max_episode_steps: int | None = Field(16, ge=1, description="Gymnasium TimeLimit; None: the env truncates itself")
 
     @model_validator(mode="after")
     def _consistent(self) -> EnvEntry:
