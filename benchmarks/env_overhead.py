@@ -19,11 +19,10 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 import gymnasium as gym
-from gymnasium.envs.registration import load_env_creator
 
 import mimesis_gym  # noqa: F401
 from mimesis_gym.core.spaces import UnicodeText
-from mimesis_gym.envs import ENV_IDS, SHORT_NAMES
+from mimesis_gym.envs import ENV_TABLE
 from mimesis_gym.envs.function.env import FunctionEnv
 
 ACTIONS = ["[action] 1 2 3 4", "[action] 2 2 3 4", "[search] test", "[answer] 12345"]  # never terminates
@@ -99,12 +98,14 @@ def scripted_steps(env: Any) -> Callable[[int], None]:
 def per_env_rows(batch: int, repeats: int) -> list[tuple[str, float, float]]:
     """(short name, construct+reset µs, scripted step µs) of every registered env, raw classes."""
     rows = []
-    for env_id in ENV_IDS:
-        env_class = load_env_creator(gym.spec(env_id).entry_point)
+    for entry in ENV_TABLE:
+        if entry.kind != "conversation":
+            continue
+        env_class = entry.env_class()
         env_class(split="test").reset(seed=0)  # first load: packs, indexes, caches
         reset_us = median_us(construct_reset(lambda cls=env_class: cls(split="test")), batch, repeats)
         step_us = median_us(scripted_steps(env_class(split="test")), batch, repeats)
-        rows.append((SHORT_NAMES[env_id], reset_us, step_us))
+        rows.append((entry.short, reset_us, step_us))
     return rows
 
 

@@ -10,8 +10,9 @@ Importing the package registers the ``mimesis/`` env ids (idempotent)::
 ``gym.make("mimesis_gym:mimesis/FunctionGym-v0")`` works without the import.
 """
 
+import mimesis_gym.users  # noqa: F401  (installs the alias registry as the envs' role resolver)
 from mimesis_gym.core import ChatModel, ChatReply, ConversationEnv, coerce_json, split_thought
-from mimesis_gym.envs import ENV_IDS, register_envs
+from mimesis_gym.envs import ENV_IDS, EnvEntry, register_env, register_envs
 
 __version__ = "0.1.0"
 
@@ -22,8 +23,10 @@ __all__ = [
     "ChatModel",
     "ChatReply",
     "ConversationEnv",
+    "EnvEntry",
     "__version__",
     "coerce_json",
+    "register_env",
     "register_envs",
     "split_thought",
 ]

@@ -16,11 +16,10 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 import gymnasium as gym
-from gymnasium.envs.registration import load_env_creator
 
 import mimesis_gym
 from mimesis_gym.core.errors import ConfigurationError, MimesisGymError
-from mimesis_gym.envs import ENV_IDS, SHORT_NAMES
+from mimesis_gym.envs import ENV_IDS, ENV_TABLE, EnvEntry
 
 __all__ = ["EXIT_ALL_USER_FAILURES", "EXIT_RUN_ERRORS", "EXIT_USAGE", "UsageError", "main"]
 
@@ -75,14 +74,14 @@ def _usage(message: str) -> NoReturn:
 
 
 def _env_id(name: str) -> str:
-    """An env id from an id or a short name (``function``); :class:`UsageError` with the known names."""
-    if name in ENV_IDS:
-        return name
-    by_short = {short: env_id for env_id, short in SHORT_NAMES.items()}
-    if name.lower() in by_short:
-        return by_short[name.lower()]
-    known = ", ".join(f"{short} ({env_id})" for env_id, short in SHORT_NAMES.items())
-    _usage(f"unknown env {name!r}; known: {known}")
+    """A conversation env's id from an id or a short name (``function``); :class:`UsageError` naming the known ones."""
+    try:
+        entry = ENV_TABLE.find(name)
+    except ValueError as error:
+        _usage(str(error))
+    if entry.kind != "conversation":
+        _usage(f"{entry.id} is a {entry.kind} env, not a conversation env")
+    return entry.id
 
 
 def _env_ids(spec: str | None) -> list[str]:
@@ -107,23 +106,35 @@ def _cmd_list(args: argparse.Namespace) -> int:
         for row in list_users():
             print(f"{row.alias:<18} {row.kind:<9} {row.label:<18} {row.readiness:<44} {row.description}")
         return 0
-    upstream = os.environ.get("MIMESIS_GYM_USERRL_DIR")
-    for env_id in ENV_IDS:
-        env = gym.make(env_id)
-        unwrapped: Any = env.unwrapped
-        kinds = ", ".join(sorted(unwrapped.accepted_kinds))
-        counts = ", ".join(f"{split} {n}" for split, n in unwrapped.task_pack.counts().items())
-        print(f"{env_id:<28} {SHORT_NAMES[env_id]:<10} kinds: {kinds}")
-        print(f"{'':<28} {'':<10} original pack: {counts}")
-        if upstream:
-            try:
-                env_class = load_env_creator(gym.spec(env_id).entry_point)
-                up = env_class.load_task_pack("upstream", upstream).counts()  # type: ignore[attr-defined]
-                print(f"{'':<28} {'':<10} upstream ($MIMESIS_GYM_USERRL_DIR): {up}")
-            except (ValueError, OSError, ImportError) as error:
-                print(f"{'':<28} {'':<10} upstream: unavailable ({error})")
-        env.close()
+    widths = (max(len(e.id) for e in ENV_TABLE), max(len(e.short) for e in ENV_TABLE))
+    for entry in ENV_TABLE:
+        _list_env(entry, widths, os.environ.get("MIMESIS_GYM_USERRL_DIR"))
     return 0
+
+
+def _list_env(entry: EnvEntry, widths: tuple[int, int], upstream: str | None) -> None:
+    """``list``'s lines of one env: id, short name, then its action kinds and task counts (a
+    conversation env) or its spaces (a view)."""
+    env = gym.make(entry.id)
+    unwrapped: Any = env.unwrapped
+    head = f"{entry.id:<{widths[0]}} {entry.short:<{widths[1]}}"
+    pad = " " * len(head)
+    if entry.kind != "conversation":
+        print(f"{head} {entry.kind}: actions {unwrapped.action_space}")
+        print(f"{pad} observations {unwrapped.observation_space}")
+        env.close()
+        return
+    kinds = ", ".join(sorted(unwrapped.accepted_kinds))
+    counts = ", ".join(f"{split} {n}" for split, n in unwrapped.task_pack.counts().items())
+    print(f"{head} kinds: {kinds}")
+    print(f"{pad} original pack: {counts}")
+    if upstream:
+        try:
+            up = entry.env_class().load_task_pack("upstream", upstream).counts()
+            print(f"{pad} upstream ($MIMESIS_GYM_USERRL_DIR): {up}")
+        except (ValueError, OSError, ImportError) as error:
+            print(f"{pad} upstream: unavailable ({error})")
+    env.close()
 
 
 def _play_as_user(args: argparse.Namespace, env_id: str) -> int:
@@ -438,7 +449,6 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from mimesis_gym.evaluation.aggregate import ENV_COLUMNS
     from mimesis_gym.evaluation.report import report_from_scores
 
     if not args.from_scores:
@@ -457,7 +467,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         weights = {}
         for part in args.weights.split(","):
             name, _, value = part.partition("=")
-            if name.strip() not in ENV_COLUMNS:
+            if name.strip() not in ENV_TABLE.column_names():
                 _usage(f"unknown column {name!r} in --weights")
             try:
                 weights[name.strip()] = _float_in(0.0, open_low=True)(value.strip())

@@ -5,14 +5,15 @@ import json
 import pytest
 
 from mimesis_gym.cli import main
+from mimesis_gym.envs import ENV_TABLE
 from mimesis_gym.evaluation.aggregate import (
-    UPSTREAM_TEST_COUNTS,
     env_score,
     mean_ranks,
     task_scores,
     weighted_avg,
 )
 
+UPSTREAM_TEST_COUNTS = ENV_TABLE.avg_weights()
 DITTO_BASE = {
     "travel": 6.63,
     "turtle": 19.48,

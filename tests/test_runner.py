@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from mimesis_gym.core.scoring import episode_score
+from mimesis_gym.envs import ENV_TABLE
 from mimesis_gym.evaluation.runner import EvalConfig, build_plan, run_eval
 from mimesis_gym.evaluation.store import ResultsStore
 from mimesis_gym.users.registry import register_user
@@ -40,8 +41,8 @@ def stable(records):
 
 
 def test_episode_scores_on_hand_written_records():
-    assert episode_score("turtle", [{"reward": r} for r in (0, 0, 0.5, 0)]) == 0.5
-    assert episode_score("intention", [{"reward": r} for r in (0.7, 1.0, 0.4, 0.4)]) == pytest.approx(2.5)
+    assert episode_score("sum", [{"reward": r} for r in (0, 0, 0.5, 0)]) == 0.5
+    assert episode_score("sum", [{"reward": r} for r in (0.7, 1.0, 0.4, 0.4)]) == pytest.approx(2.5)
     travel = [
         ("search", "x", 0.2),
         ("answer", "A2", 0.6),
@@ -51,7 +52,7 @@ def test_episode_scores_on_hand_written_records():
         ("action", "y", 0.0),
     ]
     steps = [{"action_kind": k, "content": c, "reward": r} for k, c, r in travel]
-    assert episode_score("travel", steps, {"n_aspects": 3}) == pytest.approx(0.4)
+    assert episode_score("per_aspect_best", steps, {"n_aspects": 3}) == pytest.approx(0.4)
 
 
 def test_plan_order_and_keys():
@@ -88,9 +89,9 @@ def test_oracle_scores_the_maximum_and_records_recompute(tmp_path):
     assert row.scores["function"] == pytest.approx(100.0)
     for record in ResultsStore(tmp_path / "episodes.jsonl").read():
         assert record.status == "ok" and record.terminated
-        assert episode_score(record.env, [s.model_dump() for s in record.steps], record.score_context) == pytest.approx(
-            record.episode_score
-        )
+        rule = ENV_TABLE.find(record.env).env_class().scoring
+        steps = [s.model_dump() for s in record.steps]
+        assert episode_score(rule, steps, record.score_context) == pytest.approx(record.episode_score)
 
 
 def test_runs_are_deterministic(tmp_path):

@@ -9,8 +9,6 @@ from mimesis_gym.envs.search.backends import DEFAULT_NOTICE
 from tests.support.chat_models import ScriptedChatModel
 
 ENV_ID = "mimesis/SearchGym-v0"
-if ENV_ID not in gym.registry:  # until the lead adds SearchGym to mimesis_gym.envs.ENTRY_POINTS
-    gym.register(id=ENV_ID, entry_point="mimesis_gym.envs.search.env:SearchEnv", max_episode_steps=16)
 
 PARQUET = "data/bamboogle_multiturn/test.parquet"
 

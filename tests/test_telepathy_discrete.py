@@ -10,11 +10,13 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
+from gymnasium.error import InvalidAction, ResetNeeded
 from gymnasium.utils.env_checker import check_env
 
 from mimesis_gym.envs.telepathy.discrete import (
     DISCRETE_ENV_ID,
     PROPERTY_QUESTIONS,
+    InvalidDiscreteAction,
     TelepathyDiscreteEnv,
     register_discrete_env,
 )
@@ -135,6 +137,43 @@ def test_truncates_after_sixteen_turns() -> None:
         assert reward == 0.0 and not terminated
         assert truncated == (turn == 16)
     assert obs[env.layout["turn"]].tolist() == [1.0]
+
+
+@pytest.mark.parametrize("action", [3.7, "3", True, np.float64(3.0), -1, np.int64(10**6)])
+def test_actions_outside_the_discrete_space_are_rejected(action) -> None:
+    env = TelepathyDiscreteEnv(task_ids=POOL)
+    env.reset(seed=0, options={"task_id": OWL})
+    with pytest.raises(InvalidAction, match="is outside Discrete"):
+        env.step(action)
+    assert issubclass(InvalidDiscreteAction, ValueError)
+    _, _, _, _, info = env.step(np.int64(len(env.questions)))  # the rejected actions cost no turn
+    assert info["turn"] == 1
+
+
+def test_stepping_before_reset_or_after_the_end_raises_reset_needed() -> None:
+    env = TelepathyDiscreteEnv(task_ids=POOL)
+    with pytest.raises(ResetNeeded):
+        env.step(0)
+    env.reset(seed=1, options={"task_id": OWL})
+    for _ in range(16):
+        truncated = guess(env, HIPPO)[3]
+    assert truncated
+    with pytest.raises(ResetNeeded, match="truncated"):
+        guess(env, HIPPO)
+    env.reset(seed=1, options={"task_id": OWL})
+    assert guess(env, OWL)[2]  # terminated
+    with pytest.raises(ResetNeeded):
+        guess(env, OWL)
+    env.reset(seed=1, options={"task_id": OWL})
+    assert guess(env, HIPPO)[4]["turn"] == 1  # a reset starts over
+
+
+def test_list_shows_the_discrete_view(capsys) -> None:
+    from mimesis_gym.cli import main
+
+    assert main(["list"]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith(DISCRETE_ENV_ID))
+    assert "view: actions Discrete(" in line
 
 
 def test_reset_draws_every_candidate_reproducibly() -> None:

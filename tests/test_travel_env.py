@@ -216,7 +216,7 @@ def test_episode_score_unit_and_replay():
         {"action_kind": "action", "content": "y", "reward": 0.0},
     ]
     context = {**env.unwrapped.score_context(), "n_aspects": 3}
-    assert episode_score("travel", steps, context) == pytest.approx(0.4)
+    assert episode_score(env.unwrapped.scoring, steps, context) == pytest.approx(0.4)
 
 
 def test_info_episode_score_matches_the_rescoring_of_the_steps():
@@ -226,7 +226,7 @@ def test_info_episode_score_matches_the_rescoring_of_the_steps():
         _, reward, _, _, info = env.step(action)
         kind, content = action[1:].split("] ", 1)
         steps.append({"action_kind": kind, "content": content, "reward": reward})
-    assert info["episode_score"] == episode_score("travel", steps, env.unwrapped.score_context()) == 0.4
+    assert info["episode_score"] == episode_score(env.unwrapped.scoring, steps, env.unwrapped.score_context()) == 0.4
 
 
 # ---------------------------------------------------------------- rewards and options

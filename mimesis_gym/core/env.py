@@ -21,7 +21,7 @@ from gymnasium.error import ResetNeeded
 from mimesis_gym.core.actions import MalformedAction, ParsedAction, interact_with_env_tool, parse_action
 from mimesis_gym.core.asyncbridge import LoopThread, run_without_loop
 from mimesis_gym.core.chat import ThoughtRecord
-from mimesis_gym.core.roles import RoleModels, RoleSession
+from mimesis_gym.core.roles import RoleModels, RoleSession, resolve_roles
 from mimesis_gym.core.scoring import EpisodeScorer, SumOfRewards, make_scorer
 from mimesis_gym.core.spaces import UnicodeText
 from mimesis_gym.core.tasks import HasId, TaskPack
@@ -87,16 +87,24 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
     Subclasses set the class attributes below and implement ``load_task_pack``,
     ``_begin`` and ``_handle``; they may override ``_system_prompt``, ``_select_task``, ``_hidden``,
     ``_malformed_outcome``, ``score_context`` and ``oracle_action``.
+
+    ``__init__`` resolves ``user=``/``judge=`` (aliases or chat-model objects) into
+    ``self.role_models`` (``user``, ``judge``: ``None`` means scripted), so a mistyped alias fails at
+    construction in every env; a subclass builds its roles from ``self.role_models``.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 1}
 
     env_name: ClassVar[str] = ""
-    """Short name used by the scoring protocol (``travel``, ``function``, …)."""
+    """Short name (``travel``, ``function``, …): the env's key in the env table and in records."""
+    scoring: ClassVar[str] = "sum"
+    """The episode-score rule of :mod:`mimesis_gym.core.scoring` (TravelGym: ``per_aspect_best``)."""
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"action", "answer", "search", "finish"})
     tolerated_kinds: ClassVar[Mapping[str, str]] = {}
     reward_part_names: ClassVar[tuple[str, ...]] = ()
     role_names: ClassVar[tuple[str, ...]] = ()
+    has_judge: ClassVar[bool] = True
+    """Whether a role is a judge; ``False`` (TauGym): ``judge=`` is accepted and ignored."""
     packs: ClassVar[tuple[str, ...]] = ("original", "upstream")
     reset_option_keys: ClassVar[frozenset[str]] = frozenset({"task_id", "split", "episode_id"})
     draws_llm_seed_base: ClassVar[bool] = True
@@ -148,7 +156,7 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
 
         self.observation_space = UnicodeText()
         self.action_space = UnicodeText()
-        self.role_models = RoleModels()
+        self.role_models: RoleModels = resolve_roles(user, judge if self.has_judge else None, self.user_kwargs)
         self.task_pack: TaskPack[TaskT] = self.load_task_pack(self.pack, self.data_dir)
         self.tools: list[dict[str, Any]] = [interact_with_env_tool(self.accepted_kinds, self.tool_description)]
 
@@ -247,7 +255,7 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
         self.task = task
         self.turn = 0
         self.episode_score = 0.0
-        self._scorer = make_scorer(self.env_name, self.score_context())
+        self._scorer = make_scorer(self.scoring, self.score_context())
         self._session = RoleSession(
             episode_id=episode_id or uuid.uuid4().hex,
             llm_seed_base=int(self.np_random.integers(0, 2**31 - 1)) if self.draws_llm_seed_base else 0,

@@ -8,12 +8,17 @@ step logic does not care which one it holds.
 :class:`RoleSession` is the per-episode bookkeeping every role call goes through: the call
 context, the per-call seed (``llm_seed_base + call_index``), the ``role_max_tokens`` cap, thought
 records and the failures that end up in ``info["user_failure"]``.
+
+How an env's ``user=``/``judge=`` arguments (aliases, chat-model objects) become
+:class:`RoleModels` is the users layer's business, and core imports nothing above itself; so
+``ConversationEnv`` calls :func:`resolve_roles`, a seam that ``mimesis_gym.users`` fills with its
+alias registry when it is imported (importing ``mimesis_gym`` imports it).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
@@ -26,9 +31,12 @@ __all__ = [
     "Role",
     "RoleModels",
     "RoleOutputError",
+    "RoleResolver",
     "RoleResult",
     "RoleSession",
     "ScriptedRole",
+    "install_role_resolver",
+    "resolve_roles",
 ]
 
 logger = logging.getLogger(__name__)
@@ -57,6 +65,32 @@ class RoleModels:
             if model is not None and all(model is not seen for seen in models):
                 models.append(model)
         return tuple(models)
+
+
+RoleResolver = Callable[[Any, Any, "Mapping[str, Any] | None"], RoleModels]
+"""``resolver(user, judge, user_kwargs) -> RoleModels``: the models behind an env's roles."""
+
+_resolver: RoleResolver | None = None
+
+
+def install_role_resolver(resolver: RoleResolver) -> None:
+    """Make ``resolver`` the one :func:`resolve_roles` uses; ``mimesis_gym.users`` installs its
+    ``resolve_role_models`` on import. A later call replaces the earlier resolver."""
+    global _resolver
+    _resolver = resolver
+
+
+def resolve_roles(user: Any, judge: Any, user_kwargs: Mapping[str, Any] | None = None) -> RoleModels:
+    """The role models for an env's ``user``, ``judge`` and ``user_kwargs`` (docs/users.md, Aliases).
+
+    Raises ``ValueError`` for an unknown alias (from the installed resolver) and ``RuntimeError``
+    when no resolver is installed.
+    """
+    if _resolver is None:
+        raise RuntimeError(
+            "no user registry is installed to resolve user=/judge=: import mimesis_gym (or mimesis_gym.users) first"
+        )
+    return _resolver(user, judge, user_kwargs)
 
 
 class RoleOutputError(ValueError):

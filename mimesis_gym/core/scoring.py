@@ -1,8 +1,9 @@
 """Episode scores of the paper's evaluation protocol (evaluation.md §2.1).
 
-Every env except TravelGym scores an episode as the sum of its step rewards. TravelGym keys each
-answer step by the first character of its stripped content (the option's aspect letter), keeps
-the best reward per key and divides the sum of the bests by the task's number of aspects.
+An env names its rule in ``ConversationEnv.scoring``. ``"sum"`` (every env but TravelGym) scores an
+episode as the sum of its step rewards. ``"per_aspect_best"`` (TravelGym) keys each answer step by
+the first character of its stripped content (the option's aspect letter), keeps the best reward
+per key and divides the sum of the bests by ``score_context["n_aspects"]``.
 
 Envs use the same accumulators step by step for ``info["episode_score"]`` that the evaluation
 harness uses to re-score recorded episodes, so the two can never disagree.
@@ -13,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
-__all__ = ["EpisodeScorer", "PerAspectBestScore", "SumOfRewards", "episode_score", "make_scorer"]
+__all__ = ["SCORING_RULES", "EpisodeScorer", "PerAspectBestScore", "SumOfRewards", "episode_score", "make_scorer"]
+
+SCORING_RULES = ("sum", "per_aspect_best")
 
 
 class EpisodeScorer(Protocol):
@@ -62,26 +65,32 @@ class PerAspectBestScore:
         return self.value
 
 
-def make_scorer(env: str, score_context: Mapping[str, Any] | None = None) -> EpisodeScorer:
-    """The scorer of env ``env`` (short name, e.g. ``"travel"``) for one episode."""
-    if env == "travel":
+def make_scorer(rule: str, score_context: Mapping[str, Any] | None = None) -> EpisodeScorer:
+    """A fresh scorer of ``rule`` (one of :data:`SCORING_RULES`) for one episode.
+
+    Raises ``ValueError`` for an unknown rule or a ``per_aspect_best`` context without ``n_aspects``.
+    """
+    if rule == "sum":
+        return SumOfRewards()
+    if rule == "per_aspect_best":
         context = score_context or {}
         if "n_aspects" not in context:
-            raise ValueError("scoring a TravelGym episode needs score_context['n_aspects']")
+            raise ValueError("the per_aspect_best rule (TravelGym) needs score_context['n_aspects']")
         return PerAspectBestScore(int(context["n_aspects"]))
-    return SumOfRewards()
+    raise ValueError(f"unknown scoring rule {rule!r}; known: {', '.join(SCORING_RULES)}")
 
 
 def episode_score(
-    env: str,
+    rule: str,
     steps: Iterable[Mapping[str, Any]],
     score_context: Mapping[str, Any] | None = None,
 ) -> float:
-    """Re-score a recorded episode from its steps (``action_kind``, ``content``, ``reward``).
+    """Re-score a recorded episode from its steps (``action_kind``, ``content``, ``reward``) under
+    ``rule`` (the env class's ``scoring``).
 
     An episode without steps scores 0.0.
     """
-    scorer = make_scorer(env, score_context)
+    scorer = make_scorer(rule, score_context)
     for step in steps:
         scorer.add(step.get("action_kind"), step.get("content") or "", float(step["reward"]))
     return scorer.value

@@ -1,52 +1,141 @@
-"""The environments, one sub-package each, and their Gymnasium registration."""
+"""The environments, one sub-package each, and the one table that registers and reports them.
+
+``ENV_TABLE`` lists every env id the package ships (see :class:`~mimesis_gym.envs.table.EnvEntry`
+for the fields). Gymnasium registration, ``mimesis-gym list``, the default ``eval`` env list, the
+Avg weights, the column titles and the held-out marks are all read from it. An env of your own
+joins at run time with :func:`register_env` (docs/writing-an-env.md).
+"""
 
 from __future__ import annotations
 
 import gymnasium as gym
 
-__all__ = ["ENV_IDS", "SHORT_NAMES", "register_envs"]
+from mimesis_gym.envs.table import EnvEntry, EnvTable
 
-MAX_EPISODE_STEPS = 16
-
-ENTRY_POINTS: dict[str, str] = {
-    "mimesis/TravelGym-v0": "mimesis_gym.envs.travel.env:TravelEnv",
-    "mimesis/TurtleGym-v0": "mimesis_gym.envs.turtle.env:TurtleEnv",
-    "mimesis/FunctionGym-v0": "mimesis_gym.envs.function.env:FunctionEnv",
-    "mimesis/TauGym-v0": "mimesis_gym.envs.tau.env:TauEnv",
-    "mimesis/PersuadeGym-v0": "mimesis_gym.envs.persuade.env:PersuadeEnv",
-    "mimesis/IntentionGym-v0": "mimesis_gym.envs.intention.env:IntentionEnv",
-    "mimesis/TelepathyGym-v0": "mimesis_gym.envs.telepathy.env:TelepathyEnv",
-    "mimesis/SearchGym-v0": "mimesis_gym.envs.search.env:SearchEnv",
-    "mimesis/ABCDBehavior-v0": "mimesis_gym.envs.abcd.env:ABCDBehaviorEnv",
-}
-"""Every registered id and its entry point. Only envs that exist are listed."""
-
-SHORT_NAMES: dict[str, str] = {
-    "mimesis/TravelGym-v0": "travel",
-    "mimesis/TurtleGym-v0": "turtle",
-    "mimesis/FunctionGym-v0": "function",
-    "mimesis/TauGym-v0": "tau",
-    "mimesis/PersuadeGym-v0": "persuade",
-    "mimesis/IntentionGym-v0": "intention",
-    "mimesis/TelepathyGym-v0": "telepathy",
-    "mimesis/SearchGym-v0": "search",
-    "mimesis/ABCDBehavior-v0": "abcd",
-}
-ENV_IDS: tuple[str, ...] = tuple(ENTRY_POINTS)
+__all__ = ["ENV_IDS", "ENV_TABLE", "EnvEntry", "EnvTable", "register_env", "register_envs"]
 
 
-WRAPPER_ENTRY_POINTS: dict[str, str] = {
-    "mimesis/TelepathyDiscrete-v0": "mimesis_gym.envs.telepathy.discrete:TelepathyDiscreteEnv",
-}
-"""Classic-RL views of conversation envs (discrete actions, vector observations); not conversation
-envs themselves, so they stay out of ``ENV_IDS`` and the contract suite."""
+ENV_TABLE = EnvTable(
+    [
+        # The paper's eight columns (the main job). Avg weights: the upstream test-task counts (Σ = 1010).
+        EnvEntry(
+            id="mimesis/TravelGym-v0",
+            entry_point="mimesis_gym.envs.travel.env:TravelEnv",
+            short="travel",
+            title="Travel",
+            column=1,
+            avg_weight=471,
+            main_job=True,
+        ),
+        EnvEntry(
+            id="mimesis/TurtleGym-v0",
+            entry_point="mimesis_gym.envs.turtle.env:TurtleEnv",
+            short="turtle",
+            title="Turtle",
+            column=2,
+            avg_weight=48,
+            main_job=True,
+        ),
+        EnvEntry(
+            id="mimesis/FunctionGym-v0",
+            entry_point="mimesis_gym.envs.function.env:FunctionEnv",
+            short="function",
+            title="Function",
+            column=3,
+            avg_weight=78,
+            main_job=True,
+        ),
+        EnvEntry(
+            id="mimesis/TauGym-v0",
+            entry_point="mimesis_gym.envs.tau.env:TauEnv",
+            short="tau",
+            title="Tau",
+            column=4,
+            avg_weight=165,
+            main_job=True,
+        ),
+        EnvEntry(
+            id="mimesis/PersuadeGym-v0",
+            entry_point="mimesis_gym.envs.persuade.env:PersuadeEnv",
+            short="persuade",
+            title="Persuade",
+            column=5,
+            avg_weight=42,
+            main_job=True,
+        ),
+        EnvEntry(
+            id="mimesis/IntentionGym-v0",
+            entry_point="mimesis_gym.envs.intention.env:IntentionEnv",
+            short="intention",
+            title="Intention",
+            column=6,
+            avg_weight=40,
+            held_out=True,
+            wide_scale=True,  # a sum over the task's missing details, up to ~300
+            main_job=True,
+        ),
+        EnvEntry(
+            id="mimesis/TelepathyGym-v0",
+            entry_point="mimesis_gym.envs.telepathy.env:TelepathyEnv",
+            short="telepathy",
+            title="Telepathy",
+            column=7,
+            avg_weight=41,
+            held_out=True,
+            main_job=True,
+        ),
+        EnvEntry(
+            id="mimesis/SearchGym-v0",
+            entry_point="mimesis_gym.envs.search.env:SearchEnv",
+            short="search",
+            title="Search",
+            column=8,
+            avg_weight=125,
+            held_out=True,
+            main_job=True,
+        ),
+        EnvEntry(
+            id="mimesis/ABCDBehavior-v0",
+            entry_point="mimesis_gym.envs.abcd.env:ABCDBehaviorEnv",
+            short="abcd",
+            title="ABCD",
+            summary="abcd",
+        ),
+        EnvEntry(
+            id="mimesis/TelepathyDiscrete-v0",
+            entry_point="mimesis_gym.envs.telepathy.discrete:TelepathyDiscreteEnv",
+            short="telepathy-discrete",
+            title="Telepathy (discrete)",
+            kind="view",
+            max_episode_steps=None,  # the wrapped TelepathyGym truncates
+        ),
+    ]
+)
+"""Every env id the package ships, in the order ``list`` shows them."""
+
+ENV_IDS: tuple[str, ...] = ENV_TABLE.ids("conversation")
+"""The shipped conversation env ids (the contract suite's set); views such as TelepathyDiscrete are
+in ``ENV_TABLE`` but not here."""
+
+
+def _register(entry: EnvEntry) -> None:
+    if entry.id not in gym.registry:
+        gym.register(id=entry.id, entry_point=entry.entry_point, max_episode_steps=entry.max_episode_steps)
 
 
 def register_envs() -> None:
-    """Register every env id with Gymnasium; calling it again changes nothing."""
-    for env_id, entry_point in ENTRY_POINTS.items():
-        if env_id not in gym.registry:
-            gym.register(id=env_id, entry_point=entry_point, max_episode_steps=MAX_EPISODE_STEPS)
-    for env_id, entry_point in WRAPPER_ENTRY_POINTS.items():
-        if env_id not in gym.registry:
-            gym.register(id=env_id, entry_point=entry_point)
+    """Register every id of ``ENV_TABLE`` with Gymnasium; calling it again changes nothing."""
+    for entry in ENV_TABLE:
+        _register(entry)
+
+
+def register_env(entry: EnvEntry) -> None:
+    """Add ``entry`` to ``ENV_TABLE`` and register it with Gymnasium (an env of your own).
+
+    Raises ``ValueError`` when the id, short name or column is taken, or the id is already
+    registered with Gymnasium by someone else.
+    """
+    if entry.id in gym.registry:
+        raise ValueError(f"{entry.id!r} is already registered with Gymnasium; pick another id")
+    ENV_TABLE.add(entry)
+    _register(entry)

@@ -19,7 +19,6 @@ from mimesis_gym.evaluation.records import EpisodeRecord
 
 __all__ = ["ABCD_PARTS", "AbcdCondition", "AbcdSummary", "abcd_markdown", "abcd_summaries"]
 
-ABCD_ENV = "abcd"
 ABCD_PARTS: tuple[str, ...] = ("exhibit", "placement", "naturalness", "on_task", "cooperative", "announced")
 """The reward parts shown per condition (envs/abcd.md §9); ``on_task`` is the consistency part."""
 
@@ -59,15 +58,15 @@ def _final_parts(record: EpisodeRecord) -> dict[str, Any]:
 
 
 def abcd_summaries(records: Iterable[EpisodeRecord], labels: dict[str, str] | None = None) -> list[AbcdSummary]:
-    """One :class:`AbcdSummary` per (user, agent) pair among the ``abcd`` records, in first-seen order.
+    """One :class:`AbcdSummary` per (user, agent) pair of ``records``, in first-seen order.
 
-    Every episode counts (a judge failure scores 0 by the env's own rule); ``labels`` maps user
-    aliases to their display labels.
+    ``records`` are the episodes of an env whose env-table entry says ``summary="abcd"`` (the
+    runner routes them here). Every episode counts (a judge failure scores 0 by the env's own
+    rule); ``labels`` maps user aliases to their display labels.
     """
     grouped: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
     for record in records:
-        if record.env == ABCD_ENV:
-            grouped[(record.user, record.agent)].append(record)
+        grouped[(record.user, record.agent)].append(record)
     summaries = []
     for (user, agent), group in grouped.items():
         by_condition: dict[str, list[EpisodeRecord]] = defaultdict(list)

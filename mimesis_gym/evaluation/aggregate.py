@@ -4,7 +4,8 @@ Per-episode scores come from :mod:`mimesis_gym.core.scoring`. Here: a task's sco
 its episodes (trials); an env's score is the mean of its task scores (TravelGym's sets pooled);
 values are reported ×100. **Avg** weights each env by its *planned* task count; **MR** ranks the
 compared agents within each env column on the displayed values (two decimals), ties taking the
-average of the ranks they span.
+average of the ranks they span. The paper's columns and their order come from the env table
+(``mimesis_gym.envs.ENV_TABLE``), as do the upstream task counts (``ENV_TABLE.avg_weights()``).
 """
 
 from __future__ import annotations
@@ -12,32 +13,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = [
-    "ENV_COLUMNS",
-    "HELD_OUT",
-    "UPSTREAM_TEST_COUNTS",
-    "display",
-    "env_score",
-    "mean_ranks",
-    "task_scores",
-    "weighted_avg",
-]
+from mimesis_gym.envs import ENV_TABLE
 
-ENV_COLUMNS: tuple[str, ...] = ("travel", "turtle", "function", "tau", "persuade", "intention", "telepathy", "search")
-"""The eight scored columns, in table order."""
-HELD_OUT = frozenset({"intention", "telepathy", "search"})
-"""Held out from training in the paper; marked * in tables."""
-UPSTREAM_TEST_COUNTS: dict[str, int] = {
-    "travel": 471,
-    "turtle": 48,
-    "function": 78,
-    "tau": 165,
-    "persuade": 42,
-    "intention": 40,
-    "telepathy": 41,
-    "search": 125,
-}
-"""Planned task counts of the upstream test sets: the Avg weights of the paper (Σ = 1010)."""
+__all__ = ["display", "env_score", "mean_ranks", "task_scores", "weighted_avg"]
 
 
 def task_scores(episodes: Iterable[tuple[str, float]]) -> dict[str, float]:
@@ -56,10 +34,11 @@ def env_score(scores_by_task: Mapping[str, float]) -> float | None:
 
 
 def weighted_avg(scores: Mapping[str, float | None], weights: Mapping[str, float]) -> tuple[float | None, bool]:
-    """``Σ w·S / Σ w`` over the columns that have a value; the flag says some column had none (‡)."""
+    """``Σ w·S / Σ w`` over the paper's columns that have a weight and a value, summed in column
+    order (the env table's); the flag says some weighted column had no value (‡)."""
     numerator = denominator = 0.0
     partial = False
-    for column in ENV_COLUMNS:
+    for column in ENV_TABLE.column_names():
         if column not in weights:
             continue
         value = scores.get(column)
@@ -79,16 +58,18 @@ def display(value: float | None) -> str:
 
 
 def mean_ranks(
-    rows: Mapping[str, Mapping[str, float | None]], columns: Sequence[str] = ENV_COLUMNS
+    rows: Mapping[str, Mapping[str, float | None]], columns: Sequence[str] | None = None
 ) -> dict[str, tuple[float | None, bool]]:
     """MR per agent from ×100 column values: rank 1 = highest displayed value, ties averaged.
+
+    ``columns`` defaults to the paper's columns (the env table's).
 
     A cell without a value is unranked; the agent's MR then averages its ranked columns and the
     flag (‡) is set.
     """
     ranks: dict[str, list[float]] = {agent: [] for agent in rows}
     partial = dict.fromkeys(rows, False)
-    for column in columns:
+    for column in ENV_TABLE.column_names() if columns is None else columns:
         present = [
             (agent, float(display(values.get(column))))
             for agent, values in rows.items()

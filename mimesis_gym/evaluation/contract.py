@@ -33,6 +33,7 @@ __all__ = [
     "check_no_hidden_data",
     "check_oracle",
     "check_step_result",
+    "check_user_alias",
     "fuzz_actions",
     "run_checks",
 ]
@@ -238,12 +239,28 @@ def check_no_hidden_data(env_id: str, seed: int = 3) -> None:
         env.close()
 
 
+UNKNOWN_ALIAS = "no-such-alias"
+
+
+def check_user_alias(env_id: str) -> None:
+    """``user="no-such-alias"`` fails at construction with a ``ValueError`` naming the alias: no env
+    ignores ``user=`` (``ConversationEnv.__init__`` resolves it for every env)."""
+    try:
+        env = gym.make(env_id, user=UNKNOWN_ALIAS)
+    except ValueError as error:
+        assert UNKNOWN_ALIAS in str(error), f"the error does not name the alias: {error}"
+        return
+    env.close()
+    raise AssertionError(f"user={UNKNOWN_ALIAS!r} was accepted: the env ignores its user= argument")
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
     "gymnasium_api": check_gymnasium_api,
     "determinism": check_determinism,
     "fuzz": check_fuzz,
     "oracle": check_oracle,
     "no_hidden_data": check_no_hidden_data,
+    "user_alias": check_user_alias,
 }
 
 

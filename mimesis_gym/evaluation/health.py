@@ -21,7 +21,7 @@ import httpx
 from mimesis_gym.agents.registry import make_agent
 from mimesis_gym.core.errors import EndpointUnavailableError
 from mimesis_gym.evaluation.contract import CheckResult
-from mimesis_gym.evaluation.runner import _LimitedModel
+from mimesis_gym.evaluation.limited_model import LimitedModel
 from mimesis_gym.users.registry import make_chat_model, resolve_user
 
 __all__ = ["check_agent", "check_user"]
@@ -80,7 +80,7 @@ async def _one_completion(model: Any) -> tuple[bool, str]:
 
 def _role_calls(env_id: str, model: Any, role_max_tokens: int | None) -> list[CheckResult]:
     """One step of ``env_id``'s first demo task with ``model`` behind every role; one line per role call."""
-    recorder = _LimitedModel(model, asyncio.Semaphore(1))
+    recorder = LimitedModel(model, asyncio.Semaphore(1))
     kwargs: dict[str, Any] = {"user": recorder, "split": "demo"}
     if role_max_tokens is not None:
         kwargs["role_max_tokens"] = role_max_tokens

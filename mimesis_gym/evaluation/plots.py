@@ -1,10 +1,10 @@
 """Plots of a summary (evaluation.md §4), with matplotlib's Agg backend at 150 dpi (extra ``plots``).
 
-``scores__<user>.png``: grouped bars per env and agent, Intention in its own panel (its scale
-reaches ~270); ``avg_by_user.png``: Avg per user and agent; ``heatmap__<agent>.png``: users × envs
-+ Avg, colour normalised per column, raw values annotated, unmeasured cells hatched grey;
-``user_failures.png`` (runs only): users × envs, the highest user-failure episode rate of the cell. Without
-matplotlib the plots are skipped with one WARNING.
+``scores__<user>.png``: grouped bars per env and agent, the envs marked ``wide_scale`` in the env
+table (Intention, reaching ~270) in their own panel; ``avg_by_user.png``: Avg per user and agent;
+``heatmap__<agent>.png``: users × envs + Avg, colour normalised per column, raw values annotated,
+unmeasured cells hatched grey; ``user_failures.png`` (runs only): users × envs, the highest
+user-failure episode rate of the cell. Without matplotlib the plots are skipped with one WARNING.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from mimesis_gym.evaluation.aggregate import ENV_COLUMNS
-from mimesis_gym.evaluation.report import COLUMN_TITLES, Section
+from mimesis_gym.envs import ENV_TABLE
+from mimesis_gym.evaluation.sections import Section
 
 __all__ = ["write_plots"]
 
@@ -42,20 +42,20 @@ def write_plots(out_dir: Path, sections: Sequence[Section]) -> list[Path]:
     plots.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     agents = list(dict.fromkeys(row.agent for section in sections for row in section.rows))
-    columns = [c for c in ENV_COLUMNS if any(row.scores.get(c) is not None for s in sections for row in s.rows)]
+    columns = [
+        c for c in ENV_TABLE.column_names() if any(row.scores.get(c) is not None for s in sections for row in s.rows)
+    ]
 
     for section in sections:
         figure, (main, side) = plt.subplots(1, 2, figsize=(12, 4), gridspec_kw={"width_ratios": [5, 1]})
-        for axis, panel in (
-            (main, [c for c in columns if c != "intention"]),
-            (side, [c for c in columns if c == "intention"]),
-        ):
+        wide = {entry.short for entry in ENV_TABLE if entry.wide_scale}
+        for axis, panel in ((main, [c for c in columns if c not in wide]), (side, [c for c in columns if c in wide])):
             width = 0.8 / max(1, len(section.rows))
             for index, row in enumerate(section.rows):
                 values = [row.scores.get(c) or 0.0 for c in panel]
                 axis.bar([i + index * width for i in range(len(panel))], values, width, label=row.label)
             axis.set_xticks([i + 0.4 - width / 2 for i in range(len(panel))])
-            axis.set_xticklabels([COLUMN_TITLES[c] for c in panel], rotation=30)
+            axis.set_xticklabels([ENV_TABLE.title(c) for c in panel], rotation=30)
         main.set_ylabel("score ×100")
         main.legend(fontsize=8)
         figure.suptitle(f"Scores with user {section.user}")
@@ -100,7 +100,7 @@ def write_plots(out_dir: Path, sections: Sequence[Section]) -> list[Path]:
         axis.set_xlim(0, len(heat_columns))
         axis.set_ylim(0, len(sections))
         axis.set_xticks([j + 0.5 for j in range(len(heat_columns))])
-        axis.set_xticklabels([COLUMN_TITLES.get(c, "Avg") for c in heat_columns], rotation=30)
+        axis.set_xticklabels(["Avg" if c == "avg" else ENV_TABLE.title(c) for c in heat_columns], rotation=30)
         axis.set_yticks([i + 0.5 for i in range(len(sections))])
         axis.set_yticklabels([s.user for s in sections])
         axis.set_title(agent)
@@ -120,7 +120,7 @@ def write_plots(out_dir: Path, sections: Sequence[Section]) -> list[Path]:
             for j, value in enumerate(line):
                 axis.text(j, i, f"{100 * value:.0f}%", ha="center", va="center", fontsize=7)
         axis.set_xticks(range(len(columns)))
-        axis.set_xticklabels([COLUMN_TITLES[c] for c in columns], rotation=30)
+        axis.set_xticklabels([ENV_TABLE.title(c) for c in columns], rotation=30)
         axis.set_yticks(range(len(sections)))
         axis.set_yticklabels([s.user for s in sections])
         axis.set_title("User-failure episode rate")

@@ -1,10 +1,11 @@
 """Ray actors that run the evaluation loop on a cluster (evaluation.md §1.3, extra ``ray``).
 
-Each actor holds one :class:`~mimesis_gym.evaluation.runner._Runtime` (users, judges, agents and
-the per-process share of the limits) and plays units on its own asyncio loop, exactly like a
-``--workers`` process. The coordinator (the caller's process) stays the only writer: it hands out
-units pull-style — each actor has ``lanes`` calls in flight and gets the next unit when one returns —
-and appends every record as it arrives, so resume and SIGINT behave as in a local run.
+Each actor builds one unit player with the callable the runner hands over
+(:func:`~mimesis_gym.evaluation.runner.json_unit_player`: the users, judges, agents and per-process
+share of the limits of a ``--workers`` process) and plays units on its own asyncio loop; this module
+knows nothing else of the runner. The coordinator (the caller's process) stays the only writer: it
+hands out units pull-style — each actor has ``lanes`` calls in flight and gets the next unit when
+one returns — and appends every record as it arrives, so resume and SIGINT behave as in a local run.
 
 Units and records cross the wire as JSON strings (never pickled model output). The actors import
 ``mimesis_gym`` from the Python environment of the Ray workers, which must have it installed.
@@ -100,38 +101,28 @@ def connect(address: str) -> Any:
     return ray
 
 
+UnitPlayer = Callable[[str], Awaitable[str]]
+"""``play(unit_json) -> record_json``: one episode, from its work unit to its record."""
+
+
 class EvalActor:
-    """One worker: the runtime of a ``--workers`` process, living in a Ray actor.
+    """One worker: the unit player of a ``--workers`` process, living in a Ray actor.
 
     ``run`` takes a unit as JSON and returns its episode record as JSON; it is an async method, so
     one actor plays many episodes at once within its share of the limits.
     """
 
-    def __init__(self, config_json: str, run_id: str, workers: int) -> None:
-        from mimesis_gym.evaluation.runner import EvalConfig
-
-        self._config = EvalConfig.model_validate_json(config_json)
-        self._run_id = run_id
-        self._workers = workers
-        self._runtime: Any = None  # built on the actor's own event loop, at the first call
+    def __init__(self, make_player: Callable[..., UnitPlayer], player_args: tuple[Any, ...]) -> None:
+        self._play = make_player(*player_args)
 
     async def run(self, unit_json: str) -> str:
-        from mimesis_gym.core.errors import EndpointUnavailableError
-        from mimesis_gym.evaluation.runner import WorkUnit, _Runtime, unavailable_payload
-
-        if self._runtime is None:
-            self._runtime = _Runtime(self._config, self._workers)
-        try:
-            record = await self._runtime.run(WorkUnit.model_validate_json(unit_json), self._run_id)
-        except EndpointUnavailableError as error:
-            return unavailable_payload(error)
-        return record.model_dump_json()
+        return await self._play(unit_json)
 
 
 async def run_units_on_ray(
     address: str,
-    config_json: str,
-    run_id: str,
+    make_player: Callable[..., UnitPlayer],
+    player_args: tuple[Any, ...],
     units: Sequence[str],
     *,
     actors: int,
@@ -140,12 +131,15 @@ async def run_units_on_ray(
 ) -> None:
     """Play ``units`` (JSON) on ``actors`` Ray actors with ``lanes`` calls in flight each.
 
+    Each actor plays with ``make_player(*player_args)``, a module-level function the Ray workers can
+    import (it travels by reference) whose JSON arguments are the run's configuration.
+
     ``accept`` receives each record's JSON as it arrives and returns False to stop handing out
     units (a drain after SIGINT). The actors are killed on the way out, also on cancellation.
     """
     ray = connect(address)
     remote = ray.remote(num_cpus=0, max_concurrency=max(1, lanes) + 1)(EvalActor)
-    handles = [remote.remote(config_json, run_id, actors) for _ in range(actors)]
+    handles = [remote.remote(make_player, player_args) for _ in range(actors)]
     queue: asyncio.Queue[str] = asyncio.Queue()
     for unit in units:
         queue.put_nowait(unit)

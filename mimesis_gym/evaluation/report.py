@@ -10,64 +10,30 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
+from mimesis_gym.envs import ENV_TABLE
 from mimesis_gym.evaluation.abcd_table import AbcdSummary, abcd_markdown
-from mimesis_gym.evaluation.aggregate import (
-    ENV_COLUMNS,
-    HELD_OUT,
-    UPSTREAM_TEST_COUNTS,
-    display,
-    mean_ranks,
-    weighted_avg,
-)
+from mimesis_gym.evaluation.aggregate import display, mean_ranks, weighted_avg
+from mimesis_gym.evaluation.plots import write_plots
+from mimesis_gym.evaluation.sections import Section, SummaryRow
 
-__all__ = ["Section", "SummaryRow", "read_scores_csv", "report_from_scores", "write_summary"]
+__all__ = ["read_scores_csv", "report_from_scores", "write_summary"]
 
 DAGGER_RATE = 0.05
 """A cell whose user-failure episode rate reaches this is marked † (evaluation.md §2.6)."""
-COLUMN_TITLES = {
-    "travel": "Travel",
-    "turtle": "Turtle",
-    "function": "Function",
-    "tau": "Tau",
-    "persuade": "Persuade",
-    "intention": "Intention",
-    "telepathy": "Telepathy",
-    "search": "Search",
-}
 CSV_FIELDS = (
     "user", "judge", "agent", "column", "value", "score_include", "score_exclude", "n_tasks", "n_tasks_scored",
     "n_episodes", "n_user_failure_episodes", "user_failure_rate", "n_agent_error", "n_env_error",
 )  # fmt: skip
-
-
-class SummaryRow(BaseModel):
-    agent: str
-    label: str
-    scores: dict[str, float | None]
-    score_exclude: dict[str, float | None] | None = None
-    score_include: dict[str, float | None] | None = None
-    avg: float | None = None
-    avg_partial: bool = False
-    mr: float | None = None
-    mr_partial: bool = False
-    cells: dict[str, dict[str, Any]] = {}
-    """Per env: ``n_episodes``, ``n_user_failure_episodes``, ``user_failure_rate``, ``failures_by_kind``, …"""
-
-
-class Section(BaseModel):
-    user: str
-    judge: str
-    rows: list[SummaryRow]
+RANKED = ("avg", "mr")
+"""The two columns after the paper's env columns."""
 
 
 def read_scores_csv(path: Path) -> list[dict[str, Any]]:
-    """Rows of ``user, agent, <eight envs>[, judge, label]``; an empty cell is "not measured".
+    """Rows of ``user, agent, <the paper's columns>[, judge, label]``; an empty cell is "not measured".
 
     Scores are ×100 values, finite and non-negative (IntentionGym's may exceed 100). ``ValueError``
     naming the line for: a missing column, a row
@@ -75,9 +41,10 @@ def read_scores_csv(path: Path) -> list[dict[str, Any]]:
     empty user or agent, a repeated (user, judge, agent) row, and a file with no rows. A UTF-8
     byte-order mark is accepted.
     """
+    columns = ENV_TABLE.column_names()
     with path.open(newline="", encoding="utf-8-sig") as handle:
         reader = csv.DictReader(handle)
-        missing = {"user", "agent", *ENV_COLUMNS} - set(reader.fieldnames or ())
+        missing = {"user", "agent", *columns} - set(reader.fieldnames or ())
         if missing:
             raise ValueError(f"{path}: missing columns {sorted(missing)}")
         rows = []
@@ -86,7 +53,7 @@ def read_scores_csv(path: Path) -> list[dict[str, Any]]:
             if None in raw or any(value is None for value in raw.values()):
                 raise ValueError(f"{path}:{number}: the row has a different number of fields than the header")
             scores: dict[str, float | None] = {}
-            for column in ENV_COLUMNS:
+            for column in columns:
                 cell = (raw.get(column) or "").strip()
                 try:
                     value = float(cell) if cell else None
@@ -158,18 +125,32 @@ def mean_over_users(sections: Sequence[Section]) -> dict[str, dict[str, Any]]:
     }
 
 
-def _markdown_table(rows: Sequence[SummaryRow], order: Sequence[str]) -> list[str]:
-    header = ["Agent", *[COLUMN_TITLES[c] + ("*" if c in HELD_OUT else "") for c in ENV_COLUMNS], "Avg", "MR"]
+def _in_order(rows: Sequence[SummaryRow], order: Sequence[str]) -> list[SummaryRow]:
+    """``rows`` in ``order`` of their agents; agents missing from it follow in their own order."""
+    return sorted(rows, key=lambda row: order.index(row.agent) if row.agent in order else len(order))
+
+
+def _title(column: str) -> str:
+    entry = ENV_TABLE.get(column)
+    return ENV_TABLE.title(column) + ("*" if entry is not None and entry.held_out else "")
+
+
+def _markdown_table(
+    rows: Sequence[SummaryRow], order: Sequence[str], columns: Sequence[str], *, ranked: bool = True
+) -> list[str]:
+    """One section's table: an agent per row, the env ``columns``, then Avg and MR when ``ranked``."""
+    shown = (*columns, *RANKED) if ranked else tuple(columns)
+    header = ["Agent", *[_title(c) for c in columns], *(["Avg", "MR"] if ranked else [])]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     best: dict[str, float] = {}
-    for column in (*ENV_COLUMNS, "avg", "mr"):
+    for column in shown:
         values = [_cell_value(row, column) for row in rows]
         present = [v for v in values if v is not None]
         if present:
             best[column] = min(present) if column == "mr" else max(present)
-    for row in sorted(rows, key=lambda r: order.index(r.agent)):
+    for row in _in_order(rows, order):
         cells = [row.label]
-        for column in (*ENV_COLUMNS, "avg", "mr"):
+        for column in shown:
             value = _cell_value(row, column)
             text = display(value)
             if column == "mr" and value is not None:
@@ -183,6 +164,27 @@ def _markdown_table(rows: Sequence[SummaryRow], order: Sequence[str]) -> list[st
             cells.append(text)
         lines.append("| " + " | ".join(cells) + " |")
     return lines
+
+
+def _extra_columns(extra: Sequence[Section]) -> list[str]:
+    """The envs of the other-envs table, in the env table's order, then first seen."""
+    seen = list(dict.fromkeys(column for section in extra for row in section.rows for column in row.scores))
+    listed = [entry.short for entry in ENV_TABLE if entry.short in seen]
+    return [*listed, *(column for column in seen if column not in listed)]
+
+
+def _score_csv_rows(sections: Sequence[Section], columns: Sequence[str]) -> Iterator[dict[str, Any]]:
+    for section in sections:
+        for row in section.rows:
+            for column in columns:
+                value = _cell_value(row, column)
+                yield {
+                    "user": section.user,
+                    "judge": section.judge,
+                    "agent": row.agent,
+                    "column": column,
+                    "value": "" if value is None else repr(value),
+                }
 
 
 def _maybe(value: float | None) -> str:
@@ -204,13 +206,18 @@ def write_summary(
     mode: str,
     weights: Mapping[str, float],
     abcd: Sequence[AbcdSummary] = (),
+    extra: Sequence[Section] = (),
 ) -> None:
     """Write ``summary.json``, ``summary.csv`` and ``summary.md`` into ``out_dir``.
 
-    ``abcd`` (the ABCD table, reported apart from Avg and MR) adds its own key, CSV rows with
-    column ``abcd`` and a markdown section before the failure table.
+    ``sections`` hold the paper's columns (with Avg and MR). ``extra`` holds the conversation envs
+    outside them, scored the same way but apart from Avg and MR: key ``extra``, CSV rows with the
+    env's short name as ``column``, and a markdown table of other envs. ``abcd`` (the ABCD table)
+    adds its own key, CSV rows with column ``abcd`` and a markdown section before the failure table.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
+    columns = ENV_TABLE.column_names()
+    extra_columns = _extra_columns(extra)
     means = mean_over_users(sections)
     # rows ordered by the agent's mean Avg over users, worst first
     order = sorted(means, key=lambda agent: (means[agent].get("avg", float("-inf")), agent))
@@ -221,24 +228,14 @@ def write_summary(
         "sections": [section.model_dump() for section in sections],
         "mean_over_users": means,
         "abcd": [summary.model_dump() for summary in abcd],
+        "extra": [section.model_dump() for section in extra],
     }
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     with (out_dir / "summary.csv").open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=CSV_FIELDS)
         writer.writeheader()
-        for section in sections:
-            for row in section.rows:
-                for column in (*ENV_COLUMNS, "avg", "mr"):
-                    value = _cell_value(row, column)
-                    writer.writerow(
-                        {
-                            "user": section.user,
-                            "judge": section.judge,
-                            "agent": row.agent,
-                            "column": column,
-                            "value": "" if value is None else repr(value),
-                        }
-                    )
+        writer.writerows(_score_csv_rows(sections, (*columns, *RANKED)))
+        writer.writerows(_score_csv_rows(extra, extra_columns))
         for summary_row in abcd:
             writer.writerow(
                 {
@@ -252,26 +249,31 @@ def write_summary(
             )
     lines: list[str] = []
     for section in sections:
-        judge = "" if section.judge == "self" else f" (judge: {section.judge})"
-        lines += [f"## {section.user}{judge}", "", *_markdown_table(section.rows, order), ""]
+        lines += [f"## {_heading(section)}", "", *_markdown_table(section.rows, order, columns), ""]
     if len(sections) > 1:
         mean_rows = [
             SummaryRow(
                 agent=agent,
                 label=agent,
-                scores={c: means[agent].get(c) for c in ENV_COLUMNS},
+                scores={c: means[agent].get(c) for c in columns},
                 avg=means[agent].get("avg"),
                 mr=means[agent].get("mr"),
             )
             for agent in order
         ]
-        lines += [f"## Mean over {len(sections)} users", "", *_markdown_table(mean_rows, order), ""]
+        lines += [f"## Mean over {len(sections)} users", "", *_markdown_table(mean_rows, order, columns), ""]
     if any(row.avg_partial or row.mr_partial for section in sections for row in section.rows):
         lines.append("‡ averaged over the columns that have a value (— = not measured).")
+    if extra:
+        lines += [""] if lines and lines[-1] else []
+        lines += ["## Other envs (not in Avg or MR)", ""]
+        for section in extra:
+            table = _markdown_table(section.rows, order, extra_columns, ranked=False)
+            lines += [f"### {_heading(section)}", "", *table, ""]
     lines += abcd_markdown(abcd)
     failures = [
         (section.user, row.label, column, cell)
-        for section in sections
+        for section in (*sections, *extra)
         for row in section.rows
         for column, cell in row.cells.items()
         if cell.get("n_user_failure_episodes")
@@ -293,18 +295,21 @@ def write_summary(
         lines.append("")
     lines.append(
         "Columns marked * were held out from training. Avg weights: "
-        + ", ".join(f"{c} {weights[c]:g}" for c in ENV_COLUMNS if c in weights)
+        + ", ".join(f"{c} {weights[c]:g}" for c in columns if c in weights)
         + "."
     )
     (out_dir / "summary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    from mimesis_gym.evaluation.plots import write_plots
-
     write_plots(out_dir, sections)
+
+
+def _heading(section: Section) -> str:
+    judge = "" if section.judge == "self" else f" (judge: {section.judge})"
+    return f"{section.user}{judge}"
 
 
 def report_from_scores(path: Path, out_dir: Path, weights: Mapping[str, float] | None = None) -> list[Section]:
     """Recompute Avg and MR from a scores table and write the summary files; returns the sections."""
-    chosen = dict(weights or UPSTREAM_TEST_COUNTS)
+    chosen = dict(weights or ENV_TABLE.avg_weights())
     sections = build_sections(read_scores_csv(path), chosen)
     write_summary(out_dir, sections, mode="from_scores", weights=chosen)
     return sections

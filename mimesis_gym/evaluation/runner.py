@@ -22,25 +22,25 @@ import time
 import traceback
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import gymnasium as gym
-from gymnasium.envs.registration import load_env_creator
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 import mimesis_gym
 from mimesis_gym.agents.registry import make_agent
-from mimesis_gym.core.chat import ChatReply, current_call_context
 from mimesis_gym.core.errors import ConfigurationError, EndpointUnavailableError, unavailable_from_dict
-from mimesis_gym.core.jsonfix import JSONCoercionError, coerce_json
-from mimesis_gym.envs import ENV_IDS, SHORT_NAMES
-from mimesis_gym.evaluation.abcd_table import ABCD_ENV, abcd_summaries
-from mimesis_gym.evaluation.aggregate import ENV_COLUMNS, env_score, mean_ranks, task_scores, weighted_avg
+from mimesis_gym.envs import ENV_TABLE, EnvEntry
+from mimesis_gym.evaluation.abcd_table import abcd_summaries
+from mimesis_gym.evaluation.aggregate import env_score, mean_ranks, task_scores, weighted_avg
+from mimesis_gym.evaluation.limited_model import LimitedModel
+from mimesis_gym.evaluation.ray_workers import run_units_on_ray
 from mimesis_gym.evaluation.records import EpisodeRecord, StepRecord, UserFailureRecord, unit_key
-from mimesis_gym.evaluation.report import Section, SummaryRow, write_summary
+from mimesis_gym.evaluation.report import write_summary
 from mimesis_gym.evaluation.rundir import RunLock, check_resume_overrides, config_fingerprint, stored_config
+from mimesis_gym.evaluation.sections import Section, SummaryRow
 from mimesis_gym.evaluation.store import ResultsStore
 from mimesis_gym.users.registry import make_chat_model, resolve_user
 
@@ -51,6 +51,7 @@ __all__ = [
     "WorkUnit",
     "all_user_failure_cells",
     "build_plan",
+    "json_unit_player",
     "report_runs",
     "run_eval",
     "summarise",
@@ -68,7 +69,7 @@ class EvalConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    envs: list[str] = Field(default_factory=lambda: [e for e in ENV_COLUMNS if e in SHORT_NAMES.values()], min_length=1)
+    envs: list[str] = Field(default_factory=ENV_TABLE.main_job, min_length=1, description="short names or ids")
     agents: list[str] = Field(default_factory=lambda: ["tiny"], min_length=1)
     users: list[str] = Field(default_factory=lambda: ["scripted"], min_length=1)
     judge: str | None = Field(None, description="None: each user judges itself (J-self)")
@@ -130,24 +131,28 @@ class WorkUnit(BaseModel):
         return unit_key(self.agent, self.user, self.env_id, self.task_id, self.trial, self.seed)
 
 
-def _env_id(short: str) -> str:
-    by_short = {name: env_id for env_id, name in SHORT_NAMES.items()}
-    if short in by_short:
-        return by_short[short]
-    if short in ENV_IDS:
-        return short
-    raise ConfigurationError(f"unknown env {short!r}; known: {', '.join(by_short)}")
+def _playable(name: str) -> EnvEntry:
+    """The env-table entry of ``name``; ``ConfigurationError`` for an unknown name or a view env."""
+    try:
+        entry = ENV_TABLE.find(name)
+    except ValueError as error:
+        raise ConfigurationError(str(error)) from None
+    if entry.kind != "conversation":
+        raise ConfigurationError(
+            f"{entry.id} is a {entry.kind} env, not a conversation env: text agents cannot play it "
+            "(evaluate the conversation env it wraps instead)"
+        )
+    return entry
 
 
 RUNNER_ENV_KWARGS = frozenset({"user", "judge", "user_kwargs", "privileged", "role_max_tokens"})
 """Env kwargs the runner sets from its own flags; ``env_args`` may not set them."""
 
 
-def env_kwarg_names(env_id: str) -> set[str]:
-    """Keyword arguments the env class of ``env_id`` accepts (its ``__init__`` and its bases')."""
-    env_class = load_env_creator(gym.spec(env_id).entry_point)
+def env_kwarg_names(entry: EnvEntry) -> set[str]:
+    """Keyword arguments the env class of ``entry`` accepts (its ``__init__`` and its bases')."""
     names: set[str] = set()
-    for klass in getattr(env_class, "__mro__", (env_class,)):
+    for klass in entry.env_class().__mro__:
         init = klass.__dict__.get("__init__")
         if init is None:
             continue
@@ -160,7 +165,7 @@ def env_kwarg_names(env_id: str) -> set[str]:
 
 def check_env_args(config: EvalConfig) -> None:
     """``ConfigurationError`` for ``env_args`` naming an env outside the run or a key its env does not take."""
-    planned = {SHORT_NAMES[_env_id(e)]: _env_id(e) for e in config.envs}
+    planned = {entry.short: entry for entry in map(_playable, config.envs)}
     for env, kwargs in config.env_args.items():
         if env not in planned:
             raise ConfigurationError(f"--env-arg {env}.…: {env!r} is not an env of this run ({', '.join(planned)})")
@@ -174,74 +179,46 @@ def check_env_args(config: EvalConfig) -> None:
         unknown = sorted(set(kwargs) - accepted)
         if unknown:
             raise ConfigurationError(
-                f"--env-arg {env}.{unknown[0]}: {planned[env]} takes no {unknown[0]!r}; it takes "
+                f"--env-arg {env}.{unknown[0]}: {planned[env].id} takes no {unknown[0]!r}; it takes "
                 f"{', '.join(sorted(accepted - RUNNER_ENV_KWARGS))}"
             )
 
 
 def build_plan(config: EvalConfig) -> tuple[list[WorkUnit], dict[str, int]]:
-    """Every unit in order (pair × env in column order × task × trial) and the planned task counts.
+    """Every unit in order (pair × env × task × trial) and the planned task counts.
 
+    Envs come in the paper's column order, then the others in the order given.
     ``ConfigurationError`` (before anything runs) for an unknown env, a bad ``env_args`` entry or
     a split the env's pack lacks.
     """
     check_env_args(config)
-    ordered = sorted(
-        (_env_id(e) for e in config.envs),
-        key=lambda i: ENV_COLUMNS.index(SHORT_NAMES[i]) if SHORT_NAMES[i] in ENV_COLUMNS else len(ENV_COLUMNS),
-    )
+    ordered = sorted((_playable(e) for e in config.envs), key=lambda entry: (entry.column is None, entry.column or 0))
     tasks: dict[str, list[str]] = {}
-    for env_id in ordered:
-        kwargs = config.env_kwargs(SHORT_NAMES[env_id])
-        env_class = load_env_creator(gym.spec(env_id).entry_point)
-        pack = env_class.load_task_pack(kwargs.get("pack", "original"), kwargs.get("data_dir"))
+    for entry in ordered:
+        kwargs = config.env_kwargs(entry.short)
+        pack = entry.env_class().load_task_pack(kwargs.get("pack", "original"), kwargs.get("data_dir"))
         try:
             pool = pack.pool(config.split)
         except ValueError as error:
-            raise ConfigurationError(f"{env_id}: {error}") from None
-        tasks[env_id] = [task.id for task in pool][: config.limit]
+            raise ConfigurationError(f"{entry.id}: {error}") from None
+        tasks[entry.short] = [task.id for task in pool][: config.limit]
     units = [
         WorkUnit(
             agent=agent,
             user=user,
-            env_id=env_id,
-            env=SHORT_NAMES[env_id],
+            env_id=entry.id,
+            env=entry.short,
             task_id=task_id,
             trial=trial,
             seed=config.seed + trial,
         )
         for agent in config.agents
         for user in config.users
-        for env_id in ordered
-        for task_id in tasks[env_id]
+        for entry in ordered
+        for task_id in tasks[entry.short]
         for trial in range(config.trials)
     ]
-    return units, {SHORT_NAMES[env_id]: len(ids) for env_id, ids in tasks.items()}
-
-
-class _LimitedModel:
-    """A shared user/judge chat model behind a semaphore, recording every call per episode."""
-
-    def __init__(self, model: Any, semaphore: asyncio.Semaphore) -> None:
-        self.model = model
-        self.semaphore = semaphore
-        self.calls: dict[str, list[tuple[str, int, ChatReply, int | None]]] = defaultdict(list)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.model, name)
-
-    async def chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> ChatReply:
-        async with self.semaphore:
-            reply = await self.model.chat(messages, **kwargs)
-        context = current_call_context()
-        tier = None
-        if kwargs.get("json_keys") and reply.failure is None:
-            try:
-                tier = coerce_json(reply.text, kwargs["json_keys"]).tier
-            except JSONCoercionError:
-                tier = None
-        self.calls[context.episode_id or ""].append((context.role or "?", context.turn, reply, tier))
-        return reply
+    return units, {short: len(ids) for short, ids in tasks.items()}
 
 
 def _now() -> str:
@@ -361,7 +338,7 @@ async def _run_unit(
             env.close()
     record.rewards = [step.reward for step in record.steps]
     record.n_turns = len(record.steps)
-    _collect_role_calls(record, [m for m in (user_model, judge) if isinstance(m, _LimitedModel)], episode_id)
+    _collect_role_calls(record, [m for m in (user_model, judge) if isinstance(m, LimitedModel)], episode_id)
     record.finished_at = _now()
     record.duration_s = time.perf_counter() - clock
     return record
@@ -377,7 +354,7 @@ def _content(action: Any) -> str:
     return text
 
 
-def _collect_role_calls(record: EpisodeRecord, models: Sequence[_LimitedModel], episode_id: str) -> None:
+def _collect_role_calls(record: EpisodeRecord, models: Sequence[LimitedModel], episode_id: str) -> None:
     usage: dict[str, dict[str, Any]] = dict(record.usage)
     seen: set[int] = set()
     for model in models:
@@ -420,20 +397,27 @@ def _collect_role_calls(record: EpisodeRecord, models: Sequence[_LimitedModel], 
     record.usage = usage
 
 
-def _env_scores(scored: dict[str, list[tuple[str, float]]], planned: dict[str, int]) -> dict[str, float | None]:
+def _env_scores(scored: dict[str, list[tuple[str, float]]], columns: Sequence[str]) -> dict[str, float | None]:
     """×100 env scores from (task id, episode score) pairs per env; ``None`` when nothing was scored."""
     return {
         column: (env_score(task_scores(scored[column])) or 0.0) * 100 if scored.get(column) else None
-        for column in ENV_COLUMNS
-        if column in planned
+        for column in columns
     }
 
 
-def summarise(records: Sequence[EpisodeRecord], planned: dict[str, int], mode: str, judge: str | None) -> list[Section]:
+def summarise(
+    records: Sequence[EpisodeRecord],
+    planned: dict[str, int],
+    mode: str,
+    judge: str | None,
+    columns: Sequence[str] | None = None,
+) -> list[Section]:
     """Sections (one per user) of rows (one per agent) scored with the paper's protocol.
 
     Both scoring modes are computed (``score_exclude``, ``score_include``); ``mode`` picks the
     headline. Every cell also carries its episode counts and user failures by ``role:kind``.
+    ``columns`` defaults to the paper's columns that were planned, with Avg and MR; envs given as
+    ``columns`` (those outside the paper's table) are scored the same way, without Avg or MR.
     """
     include: dict[tuple[str, str], dict[str, list[tuple[str, float]]]] = defaultdict(lambda: defaultdict(list))
     exclude: dict[tuple[str, str], dict[str, list[tuple[str, float]]]] = defaultdict(lambda: defaultdict(list))
@@ -462,16 +446,17 @@ def summarise(records: Sequence[EpisodeRecord], planned: dict[str, int], mode: s
         elif record.status in ("agent_error", "env_error"):
             cell[f"n_{record.status}"] += 1
     sections = []
-    columns = [c for c in ENV_COLUMNS if c in planned]
+    ranked = columns is None
+    scored = [c for c in ENV_TABLE.column_names() if c in planned] if columns is None else list(columns)
     for user in users:
-        both = {agent: (_env_scores(exclude[(user, agent)], planned), _env_scores(include[(user, agent)], planned))
+        both = {agent: (_env_scores(exclude[(user, agent)], scored), _env_scores(include[(user, agent)], scored))
                 for agent in agents}  # fmt: skip
         headline = {agent: both[agent][0 if mode == "exclude" else 1] for agent in agents}
-        ranks = mean_ranks(headline, columns)
+        ranks = mean_ranks(headline, scored) if ranked else {}
         rows = []
         for agent in agents:
-            avg, partial = weighted_avg(headline[agent], planned)
-            mr, mr_partial = ranks[agent]
+            avg, partial = weighted_avg(headline[agent], planned) if ranked else (None, False)
+            mr, mr_partial = ranks.get(agent, (None, False))
             for cell in cells[(user, agent)].values():
                 cell["user_failure_rate"] = cell["n_user_failure_episodes"] / cell["n_episodes"]
             rows.append(
@@ -486,12 +471,18 @@ def summarise(records: Sequence[EpisodeRecord], planned: dict[str, int], mode: s
 def _summarise_and_write(
     records: Sequence[EpisodeRecord], planned: dict[str, int], mode: str, judge: str | None, out: Path
 ) -> list[Section]:
-    """Score the records (the eight-env table and, apart, the ABCD table) and write the summary files."""
-    scored = [record for record in records if record.env != ABCD_ENV]
-    sections = summarise(scored, planned, mode, judge)
+    """Score the records into the paper's table, the table of other envs and the ABCD table (the
+    env table says which env goes where) and write the summary files; returns the paper's sections."""
+    by_table: dict[str, list[EpisodeRecord]] = defaultdict(list)
+    for record in records:
+        by_table[ENV_TABLE.summary_table(record.env)].append(record)
+    sections = summarise(by_table["paper"], planned, mode, judge)
+    others = [env for env in planned if ENV_TABLE.summary_table(env) == "extra"]
+    extra = summarise(by_table["extra"], planned, mode, judge, columns=others)
     labels = {record.user: resolve_user(record.user).label for record in records}
-    abcd = abcd_summaries(records, labels)
-    write_summary(out, sections, mode=mode, weights={k: v for k, v in planned.items() if k != ABCD_ENV}, abcd=abcd)
+    abcd = abcd_summaries(by_table["abcd"], labels)
+    weights = {env: n for env, n in planned.items() if ENV_TABLE.summary_table(env) == "paper"}
+    write_summary(out, sections, mode=mode, weights=weights, abcd=abcd, extra=extra)
     return sections
 
 
@@ -521,6 +512,11 @@ def report_runs(run_dirs: Sequence[Path], out: Path, *, mode: str | None = None,
 def unavailable_payload(error: EndpointUnavailableError) -> str:
     """How a worker tells the coordinator that an endpoint is unusable (JSON, never pickled)."""
     return json.dumps({"unavailable": error.to_dict()})
+
+
+def is_unavailable_payload(payload: str) -> bool:
+    """Whether a worker's reply is :func:`unavailable_payload` rather than a record."""
+    return payload.startswith('{"unavailable"')
 
 
 def _write_run_json(out: Path, meta: dict[str, Any]) -> None:
@@ -580,11 +576,11 @@ class _Runtime:
         self.agent_calls = asyncio.Semaphore(max(1, (config.agent_concurrency or config.concurrency) // share))
         user_calls = asyncio.Semaphore(max(1, (config.user_concurrency or 2 * config.concurrency) // share))
         self.users: dict[str, Any] = {
-            alias: None if model is None else _LimitedModel(model, user_calls) for alias, model in parties.users.items()
+            alias: None if model is None else LimitedModel(model, user_calls) for alias, model in parties.users.items()
         }
         self.judge: Any = None  # J-self: the user's model judges (scripted users get scripted judges)
         if config.judge is not None:
-            self.judge = "scripted" if parties.judge is None else _LimitedModel(parties.judge, user_calls)
+            self.judge = "scripted" if parties.judge is None else LimitedModel(parties.judge, user_calls)
         self.agents = parties.agents
 
     async def run(self, unit: WorkUnit, run_id: str) -> EpisodeRecord:
@@ -593,26 +589,45 @@ class _Runtime:
         )
 
 
+def json_unit_player(config_json: str, run_id: str, workers: int) -> Callable[[str], Awaitable[str]]:
+    """``play(unit_json) -> record_json`` for a worker process or Ray actor of a run of ``workers``.
+
+    The process's runtime (its share of the limits, the user/judge models, the agents) is built at
+    the first call, on the event loop of that call.
+    """
+    config = EvalConfig.model_validate_json(config_json)
+    runtime: _Runtime | None = None
+
+    async def play(unit_json: str) -> str:
+        nonlocal runtime
+        if runtime is None:
+            runtime = _Runtime(config, workers)
+        try:
+            record = await runtime.run(WorkUnit.model_validate_json(unit_json), run_id)
+        except EndpointUnavailableError as error:  # the coordinator raises it and stops the run
+            return unavailable_payload(error)
+        return record.model_dump_json()
+
+    return play
+
+
 def _worker_main(config_json: str, run_id: str, units: Any, results: Any, workers: int) -> None:
     """A worker process: pull units until the sentinel, push each record back as JSON."""
-    config = EvalConfig.model_validate_json(config_json)
+    lanes = max(1, EvalConfig.model_validate_json(config_json).concurrency // workers)
+    play = json_unit_player(config_json, run_id, workers)
+
+    async def lane() -> None:
+        while True:
+            payload = await asyncio.to_thread(units.get)
+            if payload is None:
+                return
+            result = await play(payload)
+            await asyncio.to_thread(results.put, result)
+            if is_unavailable_payload(result):
+                return
 
     async def loop() -> None:
-        runtime = _Runtime(config, workers)
-
-        async def lane() -> None:
-            while True:
-                payload = await asyncio.to_thread(units.get)
-                if payload is None:
-                    return
-                try:
-                    record = await runtime.run(WorkUnit.model_validate_json(payload), run_id)
-                except EndpointUnavailableError as error:
-                    await asyncio.to_thread(results.put, unavailable_payload(error))
-                    return
-                await asyncio.to_thread(results.put, record.model_dump_json())
-
-        await asyncio.gather(*(lane() for _ in range(max(1, config.concurrency // workers))))
+        await asyncio.gather(*(lane() for _ in range(lanes)))
 
     asyncio.run(loop())
 
@@ -674,12 +689,10 @@ async def _run_in_workers(config: EvalConfig, todo: Sequence[WorkUnit], run_id: 
 
 async def _run_on_ray(config: EvalConfig, todo: Sequence[WorkUnit], run_id: str, sink: _Sink) -> None:
     """The same loop in ``config.workers`` Ray actors on the cluster at ``config.ray_address``."""
-    from mimesis_gym.evaluation.ray_workers import run_units_on_ray
-
     await run_units_on_ray(
         config.ray_address or "auto",
-        config.model_dump_json(),
-        run_id,
+        json_unit_player,
+        (config.model_dump_json(), run_id, config.workers),
         [unit.model_dump_json() for unit in todo],
         actors=config.workers,
         lanes=max(1, config.concurrency // config.workers),

@@ -1,5 +1,10 @@
-"""User policies and the alias registry (users.md)."""
+"""User policies and the alias registry (users.md).
 
+Importing this package installs :func:`resolve_role_models` as the core's role resolver, the seam
+through which every ``ConversationEnv`` turns ``user=``/``judge=`` into chat models.
+"""
+
+from mimesis_gym.core.roles import install_role_resolver
 from mimesis_gym.users.registry import (
     UserSpec,
     list_users,
@@ -10,3 +15,5 @@ from mimesis_gym.users.registry import (
 )
 
 __all__ = ["UserSpec", "list_users", "make_chat_model", "register_user", "resolve_role_models", "resolve_user"]
+
+install_role_resolver(resolve_role_models)

@@ -15,7 +15,6 @@ from mimesis_gym.core.conventions import role_messages
 from mimesis_gym.core.env import ConversationEnv, StepOutcome
 from mimesis_gym.core.roles import LLMRole, RoleOutputError, ScriptedRole
 from mimesis_gym.core.tasks import TaskPack
-from mimesis_gym.users.registry import resolve_role_models
 
 
 class EchoTask(BaseModel):
@@ -68,7 +67,6 @@ class EchoEnv(ConversationEnv[EchoTask]):
 
     def __init__(self, **common: Any) -> None:
         super().__init__(**common)
-        self.role_models = resolve_role_models(self.user, self.judge, self.user_kwargs)
         model = self.role_models.user
         self.listener = ScriptedListener() if model is None else LLMListener(model)
 

@@ -37,7 +37,6 @@ from mimesis_gym.envs.abcd.scenarios import (
 )
 from mimesis_gym.envs.abcd.support import AgentState, SupportContext
 from mimesis_gym.envs.abcd.tasks import AbcdRow, AbcdTaskPack, load_original_pack, load_upstream_pack
-from mimesis_gym.users.registry import resolve_role_models
 
 __all__ = [
     "BEHAVIOR_PARTS",
@@ -313,7 +312,6 @@ class ABCDBehaviorEnv(ConversationEnv[AbcdRow]):
         if pack == "upstream" and (conditions, self.row_seed) != ("sampled", 0):
             self.task_pack = load_upstream_pack(data_dir, conditions, self.row_seed)
         self.tools = []
-        self.role_models = resolve_role_models(counterpart, judge, self.user_kwargs)
         agent_model, judge_model = self.role_models.user, self.role_models.judge
         self.support_role: Role[Any] = (
             ScriptedSupportAgent()

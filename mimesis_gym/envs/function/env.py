@@ -15,7 +15,6 @@ from mimesis_gym.envs.function.tasks import (
     load_original_pack,
     load_upstream_pack,
 )
-from mimesis_gym.users.registry import resolve_role_models
 
 __all__ = ["FunctionEnv"]
 
@@ -133,8 +132,6 @@ class FunctionEnv(ConversationEnv[FunctionTask]):
         **common: Any,
     ) -> None:
         super().__init__(**common)
-        # No role calls a model, but a mistyped alias must still fail at construction.
-        resolve_role_models(self.user, self.judge, self.user_kwargs)
         self.step_penalty = float(step_penalty)
         self.correct_answer_reward = float(correct_answer_reward)
         self.incorrect_answer_reward = float(incorrect_answer_reward)

@@ -18,7 +18,6 @@ from mimesis_gym.envs.intention.roles import (
     ScriptedResponder,
 )
 from mimesis_gym.envs.intention.tasks import Detail, IntentionTask, load_original_pack, load_upstream_pack
-from mimesis_gym.users.registry import resolve_role_models
 
 __all__ = ["IntentionEnv"]
 
@@ -110,7 +109,6 @@ class IntentionEnv(ConversationEnv[IntentionTask]):
         self.multi_detail_penalty = float(multi_detail_penalty)
         self.reward_scale = float(reward_scale)
         self.step_penalty = float(step_penalty)
-        self.role_models = resolve_role_models(self.user, self.judge, self.user_kwargs)
         user_model, judge_model = self.role_models.user, self.role_models.judge
         if self.pack == "upstream" and (user_model is None or judge_model is None):
             raise ValueError(

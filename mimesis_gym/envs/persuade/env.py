@@ -21,7 +21,6 @@ from mimesis_gym.envs.persuade.roles import (
     stance_index,
 )
 from mimesis_gym.envs.persuade.tasks import PersuadeTask, load_original_pack, load_upstream_pack
-from mimesis_gym.users.registry import resolve_role_models
 
 __all__ = ["PersuadeEnv"]
 
@@ -113,7 +112,6 @@ class PersuadeEnv(ConversationEnv[PersuadeTask]):
             raise ValueError(f"stance_source must be 'user' or 'judge'; got {stance_source!r}")
         self.stance_source = stance_source
         self.step_penalty = float(step_penalty)
-        self.role_models = resolve_role_models(self.user, self.judge, self.user_kwargs)
         user_model, judge_model = self.role_models.user, self.role_models.judge
         scripted_needed = user_model is None or (stance_source == "judge" and judge_model is None)
         if self.pack == "upstream" and scripted_needed:

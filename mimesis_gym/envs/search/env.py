@@ -26,7 +26,6 @@ from mimesis_gym.envs.search.backends import (
 )
 from mimesis_gym.envs.search.roles import USERRL_PROMPTS, LLMAnswerJudge, ScriptedAnswerJudge, exact_match
 from mimesis_gym.envs.search.tasks import CORPUS_PATH, SearchTask, load_original_pack, load_upstream_pack
-from mimesis_gym.users.registry import resolve_role_models
 
 __all__ = ["SearchEnv"]
 
@@ -222,7 +221,6 @@ class SearchEnv(ConversationEnv[SearchTask]):
             }
         self._backend: SearchBackend | None = None
 
-        self.role_models = resolve_role_models(self.user, self.judge, self.user_kwargs)
         judge_model = self.role_models.judge
         templates = None
         if self.prompt_set == "userrl":

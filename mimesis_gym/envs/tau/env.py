@@ -20,7 +20,6 @@ from mimesis_gym.envs.tau.tasks import (
     load_upstream_pack,
 )
 from mimesis_gym.envs.tau.toolkit import TRANSFER_TOOL, Tool, call_tool, tool_list_text
-from mimesis_gym.users.registry import resolve_role_models
 
 __all__ = ["TauEnv"]
 
@@ -132,6 +131,7 @@ class TauEnv(ConversationEnv[TauTask]):
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"search", "action", "answer", "finish"})
     reward_part_names: ClassVar[tuple[str, ...]] = ()
     role_names: ClassVar[tuple[str, ...]] = ("user",)
+    has_judge: ClassVar[bool] = False  # no judge role: a run-wide judge is accepted and ignored
     tool_description: ClassVar[str] = "Talk to the customer, list the internal tools, or call one of them."
 
     def __init__(
@@ -167,8 +167,6 @@ class TauEnv(ConversationEnv[TauTask]):
         self.user_max_tokens = int(user_max_tokens)
         self.scripted_patience = int(scripted_patience)
         self.tools = [interact_with_env_tool(ADVERTISED_CHOICES, self.tool_description)]
-        # TauGym has no judge role: a run-wide judge is accepted and ignored.
-        self.role_models = resolve_role_models(self.user, None, self.user_kwargs)
         user_model = self.role_models.user
         self.customer: Role[str] = (
             ScriptedUser()

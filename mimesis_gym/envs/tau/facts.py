@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mimesis_gym.envs.tau.db import Database
-from mimesis_gym.envs.tau.tasks import TauTask, UserFacts
+from mimesis_gym.envs.tau.schema import TauTask, UserFacts
 
 __all__ = [
     "WRITE_TOOLS",

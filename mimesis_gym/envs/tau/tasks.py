@@ -1,4 +1,6 @@
-"""TauGym tasks and databases: schema, the shipped pack and the upstream loader (envs/tau.md §3).
+"""TauGym task packs: the shipped pack and the upstream loader (docs/envs/tau.md, Task data).
+
+The record types live in :mod:`~mimesis_gym.envs.tau.schema`.
 
 Both packs share one model: per domain a pristine :class:`~mimesis_gym.envs.tau.db.Database` and
 tasks in UserRL's record format (``{id, obs, info: {task: {user_id, actions, instruction,
@@ -18,10 +20,10 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from mimesis_gym.core.tasks import TaskPack, resolve_upstream_dir
 from mimesis_gym.envs.tau.db import Database, EpisodeDB
+from mimesis_gym.envs.tau.facts import derive_user_facts
+from mimesis_gym.envs.tau.schema import GoldAction, TauTask, UserFacts
 from mimesis_gym.envs.tau.toolkit import TRANSFER_TOOL, Tool, call_tool
 
 __all__ = [
@@ -50,102 +52,6 @@ TASK_FILES = {"train": "tau_train.json", "test": "tau_test.json"}
 PARQUET_DIRS = ("userrl/data/tau_multiturn", "data/tau_multiturn")
 ORIGINAL_TASK_FILES = {"train": "tasks_train.json", "test": "tasks_test.json", "demo": "tasks_demo.json"}
 _TRAILING_NUMBER = re.compile(r"(\d+)$")
-
-
-class GoldAction(BaseModel):
-    """One gold tool call: ``name`` and ``kwargs`` exactly as in the data (ints stay ints)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    kwargs: dict[str, Any]
-
-
-class UserFacts(BaseModel):
-    """What the scripted user knows and says (§7.3); absent facts are ``None`` or empty."""
-
-    model_config = ConfigDict(frozen=True)
-
-    user_id: str | None = None
-    first_name: str | None = None
-    last_name: str | None = None
-    zip: str | None = None
-    email: str | None = None
-    knows_email: bool = False
-    knows_user_id: bool = False
-    request: str = ""
-    orders: tuple[str, ...] = ()
-    items: dict[str, str] = {}
-    targets: dict[str, str] = {}
-    payment: str | None = None
-    reason: str | None = None
-    address: str | None = None
-    reservations: tuple[str, ...] = ()
-    flights: tuple[str, ...] = ()
-    passengers: tuple[str, ...] = ()
-    bags: str | None = None
-
-
-class TauTask(BaseModel):
-    """A TauGym task. ``obs`` is the recorded first customer message; ``system_prompt`` and
-    ``opening_prompt`` are UserRL's parquet texts when available (upstream pack), else ``None``."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    split: str
-    domain: str
-    obs: str
-    user_id: str
-    actions: tuple[GoldAction, ...]
-    instruction: str
-    outputs: tuple[str, ...] = ()
-    kind: str | None = None
-    user_facts: UserFacts | None = None
-    system_prompt: str | None = None
-    opening_prompt: str | None = None
-
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any], split: str, **extra: Any) -> TauTask:
-        """A task from UserRL's record format (plus ``kind`` / ``user_facts`` at the top level)."""
-        try:
-            task = record["info"]["task"]
-            task_id = record["id"]
-            return cls(
-                id=task_id,
-                split=split,
-                domain="airline" if "airline" in task_id else "retail",
-                obs=record.get("obs") or "",
-                user_id=task["user_id"],
-                actions=tuple(GoldAction(name=a["name"], kwargs=a["kwargs"]) for a in task["actions"]),
-                instruction=task["instruction"],
-                outputs=tuple(task.get("outputs") or ()),
-                kind=record.get("kind"),
-                user_facts=UserFacts.model_validate(record["user_facts"]) if record.get("user_facts") else None,
-                **extra,
-            )
-        except (KeyError, TypeError) as error:
-            raise ValueError(f"TauGym record without {error}: {str(record)[:120]}") from None
-
-    def to_record(self) -> dict[str, Any]:
-        """The task in UserRL's record format (the shipped pack adds ``kind`` and ``user_facts``)."""
-        record: dict[str, Any] = {
-            "id": self.id,
-            "obs": self.obs,
-            "info": {
-                "task": {
-                    "user_id": self.user_id,
-                    "actions": [{"name": a.name, "kwargs": a.kwargs} for a in self.actions],
-                    "instruction": self.instruction,
-                    "outputs": list(self.outputs),
-                }
-            },
-        }
-        if self.kind is not None:
-            record["kind"] = self.kind
-        if self.user_facts is not None:
-            record["user_facts"] = self.user_facts.model_dump(mode="json")
-        return record
 
 
 _TOOLS: dict[str, dict[str, Tool]] = {}
@@ -263,8 +169,6 @@ class TauPack(TaskPack[TauTask]):
             return task.user_facts
         facts = self._facts.get(task.id)
         if facts is None:
-            from mimesis_gym.envs.tau.facts import derive_user_facts
-
             facts = self._facts[task.id] = derive_user_facts(task, self.databases[task.domain])
         return facts
 

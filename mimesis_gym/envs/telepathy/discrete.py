@@ -48,6 +48,7 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.error import InvalidAction, ResetNeeded
 
 from mimesis_gym.envs._matching import is_negated, norm
 from mimesis_gym.envs.telepathy.roles import scripted_reply
@@ -57,6 +58,7 @@ __all__ = [
     "ANSWER_STATES",
     "DISCRETE_ENV_ID",
     "PROPERTY_QUESTIONS",
+    "InvalidDiscreteAction",
     "Question",
     "TelepathyDiscreteEnv",
     "derive_questions",
@@ -181,6 +183,10 @@ def derive_questions(
     return tuple(kept)
 
 
+class InvalidDiscreteAction(InvalidAction, ValueError):
+    """An action outside the ``Discrete`` space: a float, a string, a bool or an int out of range."""
+
+
 class TelepathyDiscreteEnv(gym.Env[np.ndarray, np.int64]):
     """Twenty questions with ``Discrete`` actions and a ``Box`` observation (contract: module docstring).
 
@@ -245,12 +251,21 @@ class TelepathyDiscreteEnv(gym.Env[np.ndarray, np.int64]):
         self.action_space = spaces.Discrete(q + m)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(4 * q + m + t + 1,), dtype=np.float32)
         self._obs = np.zeros(self.observation_space.shape, dtype=np.float32)
+        self._needs_reset = True
 
     def action_text(self, action: int) -> str:
-        """The text action that discrete ``action`` sends to the conversation env."""
+        """The text action that discrete ``action`` sends to the conversation env.
+
+        Raises :class:`InvalidDiscreteAction` (a ``ValueError``) for anything the ``Discrete`` space
+        does not contain, as Gymnasium's own envs reject such actions: ``3.7``, ``"3"`` and
+        ``True`` are refused, not converted.
+        """
+        if isinstance(action, (bool, np.bool_)) or not self.action_space.contains(action):
+            raise InvalidDiscreteAction(
+                f"action {action!r} ({type(action).__name__}) is outside Discrete({self.action_space.n}): "
+                f"pass an int from 0 to {self.action_space.n - 1}"
+            )
         action = int(action)
-        if not 0 <= action < self.action_space.n:
-            raise ValueError(f"action {action} outside Discrete({self.action_space.n})")
         if action < len(self.questions):
             return f"[action] {self.questions[action].text}"
         return f"[answer] {self.candidates[action - len(self.questions)].title}"
@@ -264,6 +279,7 @@ class TelepathyDiscreteEnv(gym.Env[np.ndarray, np.int64]):
         if "task_id" not in options:
             options["task_id"] = self.candidates[int(self.np_random.integers(len(self.candidates)))].id
         text, info = self.conversation.reset(seed=int(self.np_random.integers(0, 2**31 - 1)), options=options)
+        self._needs_reset = False
         self._obs = np.zeros(self.observation_space.shape, dtype=np.float32)
         answers = self._obs[self.layout["answers"]].reshape(-1, 4)
         answers[:, 0] = 1.0  # every question starts unasked
@@ -275,9 +291,16 @@ class TelepathyDiscreteEnv(gym.Env[np.ndarray, np.int64]):
         return self._obs.copy(), info
 
     def step(self, action: np.int64 | int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        """Send the action's text, record what the user said, and pass the reward through."""
-        sent = self.action_text(int(action))
+        """Send the action's text, record what the user said, and pass the reward through.
+
+        Raises ``ResetNeeded`` before the first ``reset`` and after the episode terminated or was
+        truncated, and :class:`InvalidDiscreteAction` for an action outside the space.
+        """
+        if self._needs_reset:
+            raise ResetNeeded("call reset() before step(): the episode has not started, terminated or was truncated")
+        sent = self.action_text(action)  # type: ignore[arg-type]
         text, reward, terminated, truncated, info = self.conversation.step(sent)
+        self._needs_reset = bool(terminated or truncated)
         action = int(action)
         if action < len(self.questions):
             reply = text.split("\n", 1)[0].strip()  # the train profile appends a reward line

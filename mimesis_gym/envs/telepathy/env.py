@@ -19,7 +19,6 @@ from mimesis_gym.envs.telepathy.roles import (
     ScriptedGuessJudge,
 )
 from mimesis_gym.envs.telepathy.tasks import TelepathyPack, TelepathyTask, load_original_pack, load_upstream_pack
-from mimesis_gym.users.registry import resolve_role_models
 
 __all__ = ["TelepathyEnv"]
 
@@ -109,7 +108,6 @@ class TelepathyEnv(ConversationEnv[TelepathyTask]):
         super().__init__(**common)
         self.reward_scale = float(reward_scale)
         self.step_penalty = float(step_penalty)
-        self.role_models = resolve_role_models(self.user, self.judge, self.user_kwargs)
         user_model, judge_model = self.role_models.user, self.role_models.judge
         pack: TelepathyPack = self.task_pack  # type: ignore[assignment]
         if user_model is None and pack.vocabulary is None:

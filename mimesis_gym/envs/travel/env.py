@@ -39,7 +39,6 @@ from mimesis_gym.envs.travel.tasks import (
     load_upstream_pack,
     missing_record_file,
 )
-from mimesis_gym.users.registry import resolve_role_models
 
 __all__ = ["REWARD_CONSTANTS", "TravelEnv"]
 
@@ -137,6 +136,7 @@ class TravelEnv(ConversationEnv[TravelTask]):
     """
 
     env_name: ClassVar[str] = "travel"
+    scoring: ClassVar[str] = "per_aspect_best"
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"search", "action", "answer", "finish"})
     reward_part_names: ClassVar[tuple[str, ...]] = ("search", "preference", "choice", "step_penalty", "clip")
     role_names: ClassVar[tuple[str, ...]] = ("search_judge", "classifier", "responder")
@@ -205,7 +205,6 @@ class TravelEnv(ConversationEnv[TravelTask]):
                     f"pack='upstream' needs UserRL's travel records: {missing} is missing under the data "
                     "directory (the parquet files hold only ids and prompts)"
                 )
-        self.role_models = resolve_role_models(self.user, self.judge, self.user_kwargs)
         user_model, judge_model = self.role_models.user, self.role_models.judge
         if self.pack == "upstream" and (user_model is None or judge_model is None):
             raise ValueError(

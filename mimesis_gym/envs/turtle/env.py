@@ -19,7 +19,6 @@ from mimesis_gym.envs.turtle.roles import (
     ScriptedRubric,
 )
 from mimesis_gym.envs.turtle.tasks import TurtleTask, load_original_pack, load_upstream_pack
-from mimesis_gym.users.registry import resolve_role_models
 
 __all__ = ["TurtleEnv"]
 
@@ -124,7 +123,6 @@ class TurtleEnv(ConversationEnv[TurtleTask]):
         self.success_epsilon = float(success_epsilon)
         self.step_penalty = float(step_penalty)
         self.reward_scale = float(reward_scale)
-        self.role_models = resolve_role_models(self.user, self.judge, self.user_kwargs)
         user_model, judge_model = self.role_models.user, self.role_models.judge
         if self.pack == "upstream" and (user_model is None or judge_model is None):
             raise ValueError(
