@@ -27,3 +27,13 @@ def clean_user_registry():
     registry._registered.clear()
     registry._registered.update(saved)
     registry._entry_points_loaded = loaded
+
+
+@pytest.fixture
+def fault_server():
+    """A fault-injecting chat-completions server on 127.0.0.1 (``tests/support/fault_server.py``)."""
+    from tests.support.fault_server import FaultServer
+
+    server = FaultServer()
+    yield server
+    server.close()

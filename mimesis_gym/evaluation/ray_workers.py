@@ -55,11 +55,12 @@ class EvalActor:
 
     async def run(self, unit_json: str) -> str:
         from mimesis_gym.evaluation.runner import WorkUnit, _Runtime
+        from mimesis_gym.evaluation.store import serialise_record
 
         if self._runtime is None:
             self._runtime = _Runtime(self._config, self._workers)
         record = await self._runtime.run(WorkUnit.model_validate_json(unit_json), self._run_id)
-        return record.model_dump_json()
+        return serialise_record(record)
 
 
 async def run_units_on_ray(

@@ -33,12 +33,13 @@ import mimesis_gym
 from mimesis_gym.agents.registry import make_agent
 from mimesis_gym.core.chat import ChatReply, current_call_context
 from mimesis_gym.core.jsonfix import JSONCoercionError, coerce_json
+from mimesis_gym.core.redact import redact
 from mimesis_gym.envs import ENV_IDS, SHORT_NAMES
 from mimesis_gym.evaluation.abcd_table import ABCD_ENV, abcd_summaries
 from mimesis_gym.evaluation.aggregate import ENV_COLUMNS, env_score, mean_ranks, task_scores, weighted_avg
 from mimesis_gym.evaluation.records import EpisodeRecord, StepRecord, UserFailureRecord, unit_key
 from mimesis_gym.evaluation.report import Section, SummaryRow, write_summary
-from mimesis_gym.evaluation.store import ResultsStore
+from mimesis_gym.evaluation.store import ResultsStore, parse_record, serialise_record
 from mimesis_gym.users.registry import make_chat_model, resolve_user
 
 __all__ = ["EvalConfig", "Interrupted", "WorkUnit", "build_plan", "report_runs", "run_eval", "summarise"]
@@ -280,7 +281,7 @@ async def _run_unit(
         record.status = "env_error"
         frame = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
         where = f" at {frame.filename}:{frame.lineno}" if frame else ""
-        record.error = f"{type(error).__name__}: {error}{where}"[:500]
+        record.error = redact(f"{type(error).__name__}: {error}{where}")[:500]
     finally:
         if env is not None:
             env.close()
@@ -499,7 +500,7 @@ def _worker_main(config_json: str, run_id: str, units: Any, results: Any, worker
                 if payload is None:
                     return
                 record = await runtime.run(WorkUnit.model_validate_json(payload), run_id)
-                await asyncio.to_thread(results.put, record.model_dump_json())
+                await asyncio.to_thread(results.put, serialise_record(record))
 
         await asyncio.gather(*(lane() for _ in range(max(1, config.concurrency // workers))))
 
@@ -514,7 +515,7 @@ class _Sink:
 
     async def accept(self, payload: str) -> bool:
         """Store one record sent as JSON by a worker; False once a drain has been requested."""
-        return await self.add(EpisodeRecord.model_validate_json(payload))
+        return await self.add(parse_record(payload))
 
     async def add(self, record: EpisodeRecord) -> bool:
         """Store one record; False once a drain has been requested."""
