@@ -228,3 +228,35 @@ def test_a_served_process_gets_the_key_from_its_environment_never_its_argv(monke
     text = log.read_text()
     assert "api key from the environment: yes" in text and f"api_key={REDACTED}" in text
     assert SENTINEL not in text and all(SENTINEL not in line for line in served.lines)
+
+
+@pytest.mark.vllm
+def test_a_real_vllm_server_takes_its_key_from_the_environment(monkeypatch, tmp_path):
+    """vLLM itself enforces the key it got as ``VLLM_API_KEY`` (``make test-vllm``; needs ``.venv-vllm``)."""
+    from tests.test_vllm_server import VLLM_PYTHON, require_vllm_python
+
+    require_vllm_python()
+    monkeypatch.setenv("SERVE_KEY", SENTINEL)
+    command = build_serve_command("tiny", python=str(VLLM_PYTHON), port=free_port(), api_key_env="SERVE_KEY")
+    log = tmp_path / "server.log"
+    with VLLMServer(command, log_file=str(log)) as served:
+        served.wait_healthy(timeout_s=600)  # its /v1/models check sends the key
+        assert SENTINEL.encode() not in Path(f"/proc/{served.process.pid}/cmdline").read_bytes()
+        unauthorised = chat(OpenAIChatModel(EndpointConfig(base_url=command.base_url, model="tiny", max_retries=0)))
+        assert unauthorised.failure.kind == "auth"
+        keyed = EndpointConfig(base_url=command.base_url, model="tiny", api_key_env=["SERVE_KEY"], timeout_s=120)
+        assert chat(OpenAIChatModel(keyed)).ok
+    assert SENTINEL not in log.read_text()
+
+
+@pytest.mark.vllm
+def test_serve_user_exits_2_when_the_key_variable_is_gone_at_launch(monkeypatch, capsys):
+    from mimesis_gym.users.serve import serve_user_main
+    from tests.test_vllm_server import VLLM_PYTHON, require_vllm_python
+
+    require_vllm_python()  # serve_user_main launches only with an interpreter that can import vLLM
+    monkeypatch.delenv("SERVE_KEY_GONE", raising=False)
+    script = ROOT / "tests" / "support" / "keyed_server.py"
+    command = ServeCommand([str(VLLM_PYTHON), str(script), "9", "tiny"], key_variable="SERVE_KEY_GONE")
+    assert serve_user_main(command, print_only=False, wait_s=5) == 2
+    assert "SERVE_KEY_GONE (the server's API key) is not set" in capsys.readouterr().err

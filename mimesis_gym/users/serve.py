@@ -308,7 +308,11 @@ def serve_user_main(command: ServeCommand, *, print_only: bool, wait_s: float) -
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(server.process.pid, signum)
 
-    server.start()
+    try:
+        server.start()
+    except RuntimeError as error:  # the key variable was unset after the command was built
+        print(f"mimesis-gym serve-user: {error}", file=sys.stderr)
+        return 2
     previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         server.wait_healthy(timeout_s=wait_s)
