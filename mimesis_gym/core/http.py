@@ -98,7 +98,7 @@ def check_key_transport(url: str, allow_insecure_http: bool = False) -> None:
     """Allow sending an API key to ``url`` only over https or to a loopback host.
 
     Plain http to any other host raises :class:`InsecureTransportError` unless ``allow_insecure_http``
-    or ``$MIMESIS_ALLOW_INSECURE_HTTP=1`` opts in; an opted-in host gets one WARNING per process.
+    or ``$MIMESIS_ALLOW_INSECURE_HTTP=1`` opts in; an opted-in ``host:port`` gets one WARNING per process.
     """
     parts = urlsplit(url)
     if parts.scheme.lower() != "http" or is_loopback(url):
@@ -109,9 +109,11 @@ def check_key_transport(url: str, allow_insecure_http: bool = False) -> None:
             f"refusing to send an API key over plain http to {host}: use https, or opt in with "
             f"{INSECURE_HTTP_VARIABLE}=1 (allow_insecure_http=True for one endpoint)"
         )
-    if host not in _warned_insecure:
-        _warned_insecure.add(host)
-        logger.warning("sending an API key over plain http to %s (opted in): anyone on the path can read it", host)
+    if parts.netloc not in _warned_insecure:
+        _warned_insecure.add(parts.netloc)
+        logger.warning(
+            "sending an API key over plain http to %s (opted in): anyone on the path can read it", parts.netloc
+        )
 
 
 class _LoopState:
