@@ -248,9 +248,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
             results += check_agent(args.agent)
     else:
         results = run_checks(_env_ids(args.envs))
+    from mimesis_gym.core.redact import redact
+
     for result in results:
         status = "ok  " if result.ok else "FAIL"
-        print(f"{status} {result.env_id:<28} {result.check:<16} {result.detail}")
+        print(f"{status} {result.env_id:<28} {result.check:<16} {redact(result.detail)}")
     failed = sum(not result.ok for result in results)
     print(f"{len(results) - failed} passed, {failed} failed")
     return 1 if failed else 0

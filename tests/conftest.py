@@ -42,3 +42,13 @@ def clean_env_table():
     ENV_TABLE._entries.update(saved_entries)
     for env_id in set(gym.registry) - saved_ids:
         del gym.registry[env_id]
+
+
+@pytest.fixture
+def fault_server():
+    """A fault-injecting chat-completions server on 127.0.0.1 (``tests/support/fault_server.py``)."""
+    from tests.support.fault_server import FaultServer
+
+    server = FaultServer()
+    yield server
+    server.close()

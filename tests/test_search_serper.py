@@ -226,3 +226,16 @@ def test_the_env_pickles_and_searches_again(serper):
     copy.close()
     env.close()
     env.close()  # idempotent
+
+
+def test_the_key_goes_over_plain_http_only_to_loopback_or_with_the_opt_in(serper, monkeypatch):
+    monkeypatch.delenv("MIMESIS_ALLOW_INSECURE_HTTP", raising=False)
+    remote = serper.base_url.replace("127.0.0.1", "0.0.0.0")  # this host, but not a loopback name
+    env = gym.make(ENV_ID, search_backend="serper", serper_base_url=remote, serper_retry_sleep=0, split="demo")
+    env.reset(seed=0, options={"task_id": "search-demo-01"})
+    obs = env.step("[search] q")[0]
+    assert "Search failed: refusing to send an API key over plain http to 0.0.0.0" in obs and serper.requests == []
+    monkeypatch.setenv("MIMESIS_ALLOW_INSECURE_HTTP", "1")
+    serper.script((200, RESULTS))
+    assert "1. T" in env.step("[search] q")[0] and serper.requests[0]["headers"]["X-API-KEY"] == KEY
+    env.close()

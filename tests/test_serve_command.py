@@ -61,11 +61,12 @@ def test_hosted_apis_cannot_be_served():
 def test_non_loopback_host_needs_an_api_key(monkeypatch):
     with pytest.raises(ValueError, match="--api-key-env"):
         build_serve_command("mimesis-9b", host="0.0.0.0")
+    with pytest.raises(ValueError, match="SERVE_KEY, which is not set"):
+        build_serve_command("mimesis-9b", host="0.0.0.0", api_key_env="SERVE_KEY")
     monkeypatch.setenv("SERVE_KEY", "secret-value")
-    assert build_serve_command("mimesis-9b", host="0.0.0.0", api_key_env="SERVE_KEY").argv[-2:] == [
-        "--api-key",
-        "secret-value",
-    ]
+    command = build_serve_command("mimesis-9b", host="0.0.0.0", api_key_env="SERVE_KEY")
+    assert command.key_variable == "SERVE_KEY" and command.key() == "secret-value"
+    assert "--api-key" not in command.argv and "secret-value" not in command.shell()  # ps would show argv
 
 
 def test_vllm_grammar_is_servable():

@@ -6,11 +6,16 @@ raw arguments string when they are not an object (the env then rejects it and th
 Without a tool call, ``on_no_tool_call="grammar"`` reads a tagged line from the content (§3.3) and
 ``"end"`` ends the episode, as the paper's harness did. Transport, timeouts, adaptation and keys
 are the users' HTTP client's; retries follow its policy with ``max_retries`` 9.
+
+The response is read by :func:`read_agent_reply`: a body of the wrong shape (``choices`` null, a
+``message`` that is not an object, ``tool_calls`` that are not a list of objects) is a
+``bad_response`` failure naming the field, and every string is made encodable first.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from mimesis_gym.agents.base import AgentTurn, Conversation, TextAgent
@@ -19,8 +24,89 @@ from mimesis_gym.core.chat import ChatFailure, Usage
 from mimesis_gym.core.conventions import TRANSPORT_KINDS, AttemptError, RetryPolicy, reinline_reasoning
 from mimesis_gym.core.http import EndpointConfig, EndpointHints, OpenAIChatModel, is_loopback
 from mimesis_gym.core.jsonfix import JSONCoercionError, coerce_json
+from mimesis_gym.core.text import clean_json
 
-__all__ = ["ToolCallingAgent"]
+__all__ = ["AgentReply", "ToolCallingAgent", "read_agent_reply"]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentReply:
+    """What the agent needs from one chat-completions body, checked and encodable."""
+
+    content: str
+    reasoning: str | None
+    call_id: str | None
+    """``tool_calls[0].id`` (``None`` without a tool call or without an id)."""
+    arguments: str | None
+    """``tool_calls[0].function.arguments`` as text (``None`` without a tool call)."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+def _shape(value: Any) -> str:
+    if value is None:
+        return "null"
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _bad(field: str, value: Any, wanted: str) -> AttemptError:
+    return AttemptError("bad_response", f"{field} is {_shape(value)}, not {wanted}")
+
+
+def _count(value: Any) -> int:
+    """A token count, or 0 for anything that is not a non-negative number."""
+    if value is None or isinstance(value, (bool, str)):
+        return 0
+    try:
+        return max(0, int(value))
+    except (TypeError, ValueError, OverflowError):
+        return 0
+
+
+def read_agent_reply(data: dict[str, Any]) -> AgentReply:
+    """Read ``choices[0].message`` and usage of a body; :class:`AttemptError` (``bad_response``)
+    naming the first field of the wrong shape. Usage of the wrong shape counts as zero."""
+    data = clean_json(data)
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise _bad("choices", choices, "a non-empty list")
+    if not isinstance(choices[0], dict):
+        raise _bad("choices[0]", choices[0], "an object")
+    message = choices[0].get("message")
+    if not isinstance(message, dict):
+        raise _bad("choices[0].message", message, "an object")
+    content = message.get("content")
+    if isinstance(content, list):
+        content = "".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    elif content is None:
+        content = ""
+    elif not isinstance(content, str):
+        raise _bad("choices[0].message.content", content, "text")
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    calls = message.get("tool_calls")
+    call_id = arguments = None
+    if calls is not None and not isinstance(calls, list):
+        raise _bad("choices[0].message.tool_calls", calls, "a list")
+    if calls:
+        call = calls[0]
+        if not isinstance(call, dict):
+            raise _bad("tool_calls[0]", call, "an object")
+        function = call.get("function")
+        if not isinstance(function, dict):
+            raise _bad("tool_calls[0].function", function, "an object")
+        raw = function.get("arguments", "")
+        arguments = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+        call_id = call.get("id") if isinstance(call.get("id"), str) and call.get("id") else None
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    return AgentReply(
+        content=content,
+        reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
+        call_id=call_id,
+        arguments=arguments,
+        prompt_tokens=_count(usage.get("prompt_tokens")),
+        completion_tokens=_count(usage.get("completion_tokens")),
+    )
 
 
 class ToolCallingAgent(TextAgent):
@@ -59,11 +145,8 @@ class ToolCallingAgent(TextAgent):
         while True:
             attempts += 1
             try:
-                data = await self.client.post(body, attempt=attempts)
-                message = data["choices"][0]["message"]
+                reply = read_agent_reply(await self.client.post(body, attempt=attempts))
                 break
-            except (KeyError, IndexError, TypeError):
-                failure = AttemptError("bad_response", "no choices[0].message in the response")
             except AttemptError as error:
                 failure = error
             if failure.kind not in TRANSPORT_KINDS or attempts > self.policy.max_retries:
@@ -73,41 +156,34 @@ class ToolCallingAgent(TextAgent):
                     failure=ChatFailure(failure.kind, failure.detail, attempts, failure.status),
                 )
             await self.policy.sleep(self.policy.delay(attempts, failure.retry_after))
-        usage_data = data.get("usage") or {}
         usage = Usage(
-            prompt_tokens=int(usage_data.get("prompt_tokens") or 0),
-            completion_tokens=int(usage_data.get("completion_tokens") or 0),
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
             attempts=attempts,
             dropped_params=tuple(self.client.dropped),
         )
-        content = message.get("content") or ""
-        reasoning = message.get("reasoning_content") or message.get("reasoning")
-        shown = reinline_reasoning(content, reasoning) if self.reinline else content
-        calls = message.get("tool_calls") or []
+        content = reply.content
+        shown = reinline_reasoning(content, reply.reasoning) if self.reinline else content
         if not conv.tools:
             return AgentTurn(
-                action=reinline_reasoning(content, reasoning),
+                action=reinline_reasoning(content, reply.reasoning),
                 usage=usage,
                 message={"role": "assistant", "content": shown},
             )
-        if calls:
-            call = calls[0]
-            call_id = call.get("id") or f"call_{conv.turn}"
-            arguments = call.get("function", {}).get("arguments", "")
+        if reply.arguments is not None:
             action: str | dict[str, Any]
             try:
-                text = arguments if isinstance(arguments, str) else json.dumps(arguments)
-                action = coerce_json(text, ["choice"]).data
+                action = coerce_json(reply.arguments, ["choice"]).data
             except JSONCoercionError:
-                action = arguments if isinstance(arguments, str) else json.dumps(arguments)
+                action = reply.arguments
             assistant = {
                 "role": "assistant",
                 "content": shown,
                 "tool_calls": [
                     {
-                        "id": call_id,
+                        "id": reply.call_id or f"call_{conv.turn}",
                         "type": "function",
-                        "function": {"name": "interact_with_env", "arguments": arguments},
+                        "function": {"name": "interact_with_env", "arguments": reply.arguments},
                     }
                 ],
             }

@@ -14,6 +14,7 @@ from mimesis_gym.agents.base import AgentTurn, Conversation, TextAgent
 from mimesis_gym.agents.grammar import grammar_instructions, parse_agent_text
 from mimesis_gym.core.chat import ChatFailure, Usage
 from mimesis_gym.core.local_lm import LocalLM, get_local_lm
+from mimesis_gym.core.text import clean_text
 
 __all__ = ["LocalAgent"]
 
@@ -61,12 +62,13 @@ class LocalAgent(TextAgent):
             return AgentTurn(
                 action="",
                 message={"role": "assistant", "content": ""},
-                failure=ChatFailure("exception", f"{type(error).__name__}: {error}"[:200]),
+                failure=ChatFailure("exception", f"{type(error).__name__}: {error}"),
             )
-        action = generation.text if not conv.tools else parse_agent_text(generation.text)
+        text = clean_text(generation.text)
+        action = text if not conv.tools else parse_agent_text(text)
         return AgentTurn(
             action=action,
-            message={"role": "assistant", "content": generation.text},
+            message={"role": "assistant", "content": text},
             usage=Usage(
                 prompt_tokens=generation.prompt_tokens, completion_tokens=generation.completion_tokens, attempts=1
             ),

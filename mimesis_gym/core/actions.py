@@ -13,6 +13,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mimesis_gym.core.text import clean_json
+
 __all__ = [
     "ACTION_KINDS",
     "MalformedAction",
@@ -110,7 +112,7 @@ def parse_action(
     stripped = action.strip()
     if stripped.startswith("{"):
         try:
-            call = json.loads(stripped)
+            call = clean_json(json.loads(stripped))  # a lone-surrogate escape is legal JSON
         except (ValueError, RecursionError) as error:
             return _malformed(f"it starts with '{{' but is not a valid JSON tool call ({error})", accepted, stripped)
         if isinstance(call, dict):

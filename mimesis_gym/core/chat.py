@@ -20,7 +20,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from mimesis_gym.core.redact import redact
+from mimesis_gym.core.text import clean_text
+
 __all__ = [
+    "DETAIL_MAX_CHARS",
     "INFO_KINDS",
     "CallContext",
     "ChatFailure",
@@ -54,6 +58,9 @@ FailureKind = Literal[
     "step_timeout",
 ]
 """Fine failure kinds (users.md §2.6). Records keep these; ``info`` shows the coarse kind."""
+
+DETAIL_MAX_CHARS = 200
+"""The longest :attr:`ChatFailure.detail`."""
 
 InfoKind = Literal["timeout", "http", "refusal", "empty", "bad_json", "invalid_value", "other"]
 """Coarse failure kinds, the only ones that appear in ``info["user_failure"]``."""
@@ -104,13 +111,17 @@ class Usage:
 class ChatFailure:
     """Why a ``chat()`` call produced no usable reply.
 
-    ``detail`` is short, carries no secrets and at most 200 characters of model output.
+    ``detail`` is short and safe to record and print: whatever a backend passes is redacted
+    (:func:`~mimesis_gym.core.redact.redact`), made encodable and cut to 200 characters here.
     """
 
     kind: FailureKind
     detail: str = ""
     attempts: int = 1
     status: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "detail", redact(clean_text(str(self.detail)))[:DETAIL_MAX_CHARS])
 
     @property
     def info_kind(self) -> InfoKind:

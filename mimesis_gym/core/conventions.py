@@ -14,9 +14,11 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mimesis_gym.core.chat import ChatFailure, ChatReply, FailureKind, Usage
+from mimesis_gym.core.chat import DETAIL_MAX_CHARS, ChatFailure, ChatReply, FailureKind, Usage
 from mimesis_gym.core.errors import MimesisGymError
 from mimesis_gym.core.jsonfix import JSONCoercionError, coerce_json
+from mimesis_gym.core.redact import redact
+from mimesis_gym.core.text import clean_text
 
 __all__ = [
     "DEFAULT_OPENER",
@@ -228,9 +230,10 @@ class AttemptError(Exception):
         config_fault: bool = False,
         reply: str | None = None,
     ) -> None:
+        detail = redact(clean_text(detail))  # before any cut: a cut key no longer matches
         super().__init__(f"{kind}: {detail}")
         self.kind = kind
-        self.detail = detail[:200]
+        self.detail = detail[:DETAIL_MAX_CHARS]
         self.status = status
         self.retry_after = retry_after
         self.reply = reply
@@ -407,7 +410,7 @@ class BaseChatModel:
             return AttemptError("refusal", f"refusal field: {raw.refusal}")
         if raw.finish_reason == "content_filter":
             return AttemptError("refusal", "finish_reason content_filter")
-        text = reinline_reasoning(raw.text, raw.reasoning)
+        text = clean_text(reinline_reasoning(raw.text, raw.reasoning))
         utterance, thought = split_thought(text)
         if not utterance:
             if has_think_tag(text):

@@ -25,6 +25,7 @@ from mimesis_gym.core.roles import RoleModels, RoleSession, resolve_roles
 from mimesis_gym.core.scoring import EpisodeScorer, SumOfRewards, make_scorer
 from mimesis_gym.core.spaces import UnicodeText
 from mimesis_gym.core.tasks import HasId, TaskPack
+from mimesis_gym.core.text import clean_json, clean_text
 
 __all__ = ["INFO_KEYS", "REWARD_PROFILES", "ConversationEnv", "StepOutcome", "clipped_parts", "gain_parts"]
 
@@ -261,7 +262,7 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
             llm_seed_base=int(self.np_random.integers(0, 2**31 - 1)) if self.draws_llm_seed_base else 0,
             role_max_tokens=self.role_max_tokens,
         )
-        obs = await self._begin(task)
+        obs = clean_text(await self._begin(task))
         self._opening_messages = [{"role": "user", "content": obs}]
         self._transcript = self.opening_messages
         self._needs_reset = False
@@ -269,12 +270,16 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
         return obs, info
 
     async def astep(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """Native async ``step`` (DESIGN §2.1). Malformed input costs the turn, never raises."""
+        """Native async ``step`` (DESIGN §2.1). Malformed input costs the turn, never raises.
+
+        Text that cannot be encoded (a lone surrogate) becomes U+FFFD in the action on the way in
+        and in the observation on the way out, so observations and the transcript always encode.
+        """
         if self._needs_reset:
             raise ResetNeeded("call reset() before step(): the episode has not started or has terminated")
         self.turn += 1
         self._session.begin_step(self.turn)
-        parsed = parse_action(action, self.accepted_kinds, self.tolerated_kinds)
+        parsed = parse_action(clean_json(action), self.accepted_kinds, self.tolerated_kinds)
         if isinstance(parsed, ParsedAction):
             outcome = await self._handle(parsed)
             kind, content, written = parsed.kind, parsed.content, parsed.canonical
@@ -285,7 +290,7 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
         for value in outcome.reward_parts.values():
             if isinstance(value, float):
                 reward += value
-        obs = outcome.obs
+        obs = clean_text(outcome.obs)
         if self.reward_profile == "train":
             obs = f"{obs}\nReward: {reward}"
         self.episode_score = self._scorer.add(kind, content, reward)

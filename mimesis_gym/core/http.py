@@ -7,7 +7,8 @@ per-attempt total deadlines.
 
 One pooled client and one semaphore per event loop (a ``WeakKeyDictionary`` keyed by the running
 loop): the sync env path runs each env on its own loop and never shares a client across loops.
-API keys are read from the environment at each request and are never stored, logged or shown.
+API keys are read from the environment at each request and are never stored, logged or shown;
+they are sent only over https or to loopback hosts (:func:`check_key_transport`).
 """
 
 from __future__ import annotations
@@ -29,8 +30,18 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from mimesis_gym.core.chat import current_call_context
 from mimesis_gym.core.conventions import AttemptError, BaseChatModel, RawCompletion, RetryPolicy
 from mimesis_gym.core.errors import AgentUnavailableError, EndpointUnavailableError, UserUnavailableError
+from mimesis_gym.core.redact import redact, remember_key_variables
 
-__all__ = ["EndpointConfig", "EndpointHints", "OpenAIChatModel", "check_base_url", "is_loopback"]
+__all__ = [
+    "INSECURE_HTTP_VARIABLE",
+    "EndpointConfig",
+    "EndpointHints",
+    "InsecureTransportError",
+    "OpenAIChatModel",
+    "check_base_url",
+    "check_key_transport",
+    "is_loopback",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +84,10 @@ class EndpointConfig(BaseModel):
         "missing or refused key, unknown model) until the endpoint has answered once; False: retry and fall back",
     )
 
+    allow_insecure_http: bool = Field(
+        False, description="send the key over plain http to a non-loopback host (or $MIMESIS_ALLOW_INSECURE_HTTP=1)"
+    )
+
     @field_validator("base_url")
     @classmethod
     def _valid_base_url(cls, value: str) -> str:
@@ -112,6 +127,38 @@ class EndpointHints:
     model: str = "check the model name and that the base URL ends in /v1"
 
 
+INSECURE_HTTP_VARIABLE = "MIMESIS_ALLOW_INSECURE_HTTP"
+"""Set to ``1`` to let API keys travel over plain http to non-loopback hosts (a WARNING is logged)."""
+
+_warned_insecure: set[str] = set()
+
+
+class InsecureTransportError(ValueError):
+    """An API key would be sent over plain http to a host that is not loopback."""
+
+
+def check_key_transport(url: str, allow_insecure_http: bool = False) -> None:
+    """Allow sending an API key to ``url`` only over https or to a loopback host.
+
+    Plain http to any other host raises :class:`InsecureTransportError` unless ``allow_insecure_http``
+    or ``$MIMESIS_ALLOW_INSECURE_HTTP=1`` opts in; an opted-in ``host:port`` gets one WARNING per process.
+    """
+    parts = urlsplit(url)
+    if parts.scheme.lower() != "http" or is_loopback(url):
+        return
+    host = parts.hostname or url
+    if not (allow_insecure_http or os.environ.get(INSECURE_HTTP_VARIABLE, "").lower() in ("1", "true", "yes")):
+        raise InsecureTransportError(
+            f"refusing to send an API key over plain http to {host}: use https, or opt in with "
+            f"{INSECURE_HTTP_VARIABLE}=1 (allow_insecure_http=True for one endpoint)"
+        )
+    if parts.netloc not in _warned_insecure:
+        _warned_insecure.add(parts.netloc)
+        logger.warning(
+            "sending an API key over plain http to %s (opted in): anyone on the path can read it", parts.netloc
+        )
+
+
 class _LoopState:
     __slots__ = ("client", "semaphore")
 
@@ -148,6 +195,7 @@ class OpenAIChatModel(BaseChatModel):
             refusal_patterns=refusal_patterns,
         )
         self.config = config
+        remember_key_variables(config.api_key_env)
         self.thinking = config.thinking
         self.dropped: list[str] = []
         self._token_param = config.token_param
@@ -193,6 +241,10 @@ class OpenAIChatModel(BaseChatModel):
         for variable in self.config.api_key_env:
             value = os.environ.get(variable)
             if value:
+                try:
+                    check_key_transport(self.config.base_url, self.config.allow_insecure_http)
+                except InsecureTransportError as error:
+                    raise AttemptError("auth", str(error), config_fault=True) from None
                 return value
         if is_loopback(self.config.base_url):
             return "EMPTY"
@@ -251,7 +303,8 @@ class OpenAIChatModel(BaseChatModel):
         try:
             data = json.loads(payload)
         except ValueError:
-            raise AttemptError("bad_response", f"body is not JSON: {payload[:120]!r}") from None
+            shown = redact(repr(payload[:4096]))[:120]  # redacted before the cut: a cut key no longer matches
+            raise AttemptError("bad_response", f"body is not JSON: {shown}") from None
         if not isinstance(data, dict):
             raise AttemptError("bad_response", "body is not a JSON object")
         return data
@@ -269,6 +322,9 @@ class OpenAIChatModel(BaseChatModel):
         """The error that says why this endpoint cannot work, for a persistent ``error``."""
         if error.kind == "connection":
             cause, fix = f"cannot connect ({error.detail})", self.hints.connect
+        elif error.kind == "auth" and error.status is None and error.detail.startswith("refusing"):
+            cause = "the key would travel over plain http to a host that is not loopback"
+            fix = f"use an https:// base URL, or opt in with {INSECURE_HTTP_VARIABLE}=1"
         elif error.kind == "auth" and error.status is None:
             cause, fix = "no API key is set", self.hints.auth
         elif error.kind == "auth":
@@ -374,16 +430,17 @@ def parse_completion(data: dict[str, Any]) -> RawCompletion:
 
 
 def _error_message(payload: bytes) -> str:
+    """The server's error message, redacted: a server may reflect the key (redacted before any cut)."""
     try:
         data = json.loads(payload)
     except ValueError:
-        return payload[:300].decode("utf-8", "replace")
+        return redact(payload[:4096].decode("utf-8", "replace"))[:300]
     if isinstance(data, dict):
         error = data.get("error", data)
         if isinstance(error, dict):
-            return str(error.get("message", error))
-        return str(error)
-    return str(data)[:300]
+            return redact(str(error.get("message", error)))
+        return redact(str(error))
+    return redact(str(data))[:300]
 
 
 def _retry_after(headers: httpx.Headers) -> float | None:

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mimesis_gym.core.text import clean_json
+
 __all__ = ["JSONCoercionError", "JSONResult", "coerce_json"]
 
 _LITERAL_EVAL_LIMIT = 20_000
@@ -48,7 +50,8 @@ def coerce_json(text: str, keys: Sequence[str] | None = None) -> JSONResult:
 
     The first attempt that yields a ``dict`` holding every requested key (matched
     case-insensitively; the result uses the requested spelling, extra keys are kept) wins.
-    Raises :class:`JSONCoercionError` otherwise.
+    Raises :class:`JSONCoercionError` otherwise. Every string of the result encodes as UTF-8: a
+    lone surrogate (``"\\ud83d"`` is legal JSON) becomes U+FFFD (:func:`~mimesis_gym.core.text.clean_json`).
     """
     candidates = _tier_texts(text)
     for tier, attempt in enumerate(candidates):
@@ -56,12 +59,12 @@ def coerce_json(text: str, keys: Sequence[str] | None = None) -> JSONResult:
         if isinstance(data, dict):
             checked = _with_keys(data, keys)
             if checked is not None:
-                return JSONResult(checked, tier)
+                return JSONResult(clean_json(checked), tier)
     if keys:
         repaired = _TRAILING_COMMA.sub(r"\1", _tier1_text(text)).translate(_TYPOGRAPHIC)
         salvaged = _salvage(repaired, keys)
         if salvaged is not None:
-            return JSONResult(salvaged, 4)
+            return JSONResult(clean_json(salvaged), 4)
     wanted = f" with keys {list(keys)}" if keys else ""
     raise JSONCoercionError(f"no JSON object{wanted} in reply: {text[:200]!r}")
 

@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 from mimesis_gym.core.chat import ChatFailure, ChatModel, ChatReply, ThoughtRecord, call_context
 from mimesis_gym.core.errors import MimesisGymError
 from mimesis_gym.core.jsonfix import JSONCoercionError
+from mimesis_gym.core.text import clean_text
 
 __all__ = [
     "LLMRole",
@@ -151,7 +152,9 @@ class RoleSession:
 
         An unexpected exception inside the chat model becomes the failure ``exception``; the
         env then applies the role's fallback. Cancellation and
-        :class:`~mimesis_gym.core.errors.MimesisGymError` (e.g. an unavailable endpoint) propagate.
+        :class:`~mimesis_gym.core.errors.MimesisGymError` (e.g. an unavailable endpoint) propagate. The
+        reply's text and thought are made encodable (:func:`~mimesis_gym.core.text.clean_text`) whatever
+        the model returned.
         """
         seed = self.llm_seed_base + self.call_index
         call_index = self.call_index
@@ -169,7 +172,8 @@ class RoleSession:
                 raise  # a misconfigured endpoint stops the episode: no fallback would mean anything
             except Exception as error:  # a third-party chat model broke its contract
                 logger.warning("role %s: chat model raised %s", role, type(error).__name__)
-                reply = ChatReply(failure=ChatFailure("exception", f"{type(error).__name__}: {error}"[:200]))
+                reply = ChatReply(failure=ChatFailure("exception", f"{type(error).__name__}: {error}"))
+        reply = _encodable(reply)
         if reply.thought:
             self.thought_records.append(
                 ThoughtRecord(self.turn, role, call_index, reply.thought[: self.thought_max_chars])
@@ -188,6 +192,15 @@ class RoleSession:
         if not self.step_failures:
             return None
         return ";".join(f"{role}:{failure.info_kind}" for role, failure in self.step_failures)
+
+
+def _encodable(reply: ChatReply) -> ChatReply:
+    """``reply`` with its text and thought made encodable (the same object when they already are)."""
+    text = clean_text(reply.text)
+    thought = clean_text(reply.thought) if reply.thought is not None else None
+    if text is reply.text and thought is reply.thought:
+        return reply
+    return ChatReply(text=text, thought=thought, usage=reply.usage, failure=reply.failure)
 
 
 class Role(Protocol[T_co]):
@@ -262,6 +275,6 @@ class LLMRole(Generic[T]):
             value = self.parse(reply, parsed, **materials)
         except (RoleOutputError, JSONCoercionError) as error:
             kind = "invalid_value" if isinstance(error, RoleOutputError) else "bad_json"
-            session.fail(self.name, ChatFailure(kind, str(error)[:200]))
+            session.fail(self.name, ChatFailure(kind, str(error)))
             return RoleResult(self.fallback(**materials), failed=True, thought=reply.thought, parsed=parsed)
         return RoleResult(value, thought=reply.thought, utterance=reply.text, parsed=parsed)

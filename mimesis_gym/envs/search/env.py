@@ -10,6 +10,7 @@ from typing import Any, ClassVar, TypeVar
 from mimesis_gym.core.actions import ParsedAction, interact_with_env_tool
 from mimesis_gym.core.asyncbridge import LoopThread
 from mimesis_gym.core.env import ConversationEnv, StepOutcome
+from mimesis_gym.core.redact import redact
 from mimesis_gym.core.roles import Role
 from mimesis_gym.core.tasks import TaskPack
 from mimesis_gym.envs._userrl import read_prompt_strings, userrl_root
@@ -22,7 +23,6 @@ from mimesis_gym.envs.search.backends import (
     SearchBackend,
     SerperBackend,
     import_backend_class,
-    scrub_secret,
 )
 from mimesis_gym.envs.search.roles import USERRL_PROMPTS, LLMAnswerJudge, ScriptedAnswerJudge, exact_match
 from mimesis_gym.envs.search.tasks import CORPUS_PATH, SearchTask, load_original_pack, load_upstream_pack
@@ -315,7 +315,7 @@ class SearchEnv(ConversationEnv[SearchTask]):
             result = await self._backend.search(query, self.max_search_results)
             return result.render()
         except Exception as error:  # a backend must not break the episode
-            return scrub_secret(f"Search failed: {type(error).__name__}: {error}")[:300]
+            return redact(f"Search failed: {type(error).__name__}: {error}")[:300]
 
     @property
     def _backend_suspends(self) -> bool:

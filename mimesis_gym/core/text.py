@@ -1,0 +1,67 @@
+"""Text that can always be encoded: the sanitiser applied wherever model, user or file text enters.
+
+A Python ``str`` can hold code points that UTF-8 cannot encode: lone surrogates (``"\\ud83d"``),
+which ``json.loads`` produces from a legal escape and some decoders leave behind. One such
+character makes ``str.encode("utf-8")`` raise, which would abort a record write, an HTTP request or
+a log line. :func:`clean_text` replaces each of them with U+FFFD (a well-formed surrogate pair is
+joined into its character); every other character, NUL and bidirectional marks included, is kept.
+:func:`clean_json` applies it to every string of a JSON-like structure, dictionary keys included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+__all__ = ["REPLACEMENT", "clean_json", "clean_text", "is_clean", "map_strings"]
+
+REPLACEMENT = "\ufffd"
+"""What an unencodable code point becomes."""
+
+T = TypeVar("T")
+
+
+def is_clean(text: str) -> bool:
+    """Whether ``text`` encodes as UTF-8 (it holds no surrogate code point)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def clean_text(value: str | bytes) -> str:
+    """``value`` as a str that always encodes as UTF-8.
+
+    A str is returned unchanged when it is already clean (the common case costs one encode);
+    otherwise a surrogate pair becomes its character and a lone surrogate becomes U+FFFD. Bytes
+    are decoded as UTF-8 with invalid sequences replaced by U+FFFD.
+    """
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if is_clean(value):
+        return value
+    return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def map_strings(value: T, function: Callable[[str], str]) -> T:
+    """A copy of the JSON-like ``value`` with ``function`` applied to every string (keys included).
+
+    Dicts, lists and tuples are rebuilt (tuples stay tuples); every other value is returned as is.
+    """
+    if isinstance(value, str):
+        return function(value)  # type: ignore[return-value]
+    if isinstance(value, dict):
+        return {  # type: ignore[return-value]
+            (function(key) if isinstance(key, str) else key): map_strings(item, function) for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [map_strings(item, function) for item in value]  # type: ignore[return-value]
+    if isinstance(value, tuple):
+        return tuple(map_strings(item, function) for item in value)  # type: ignore[return-value]
+    return value
+
+
+def clean_json(value: T) -> T:
+    """``value`` with :func:`clean_text` applied to every string (see :func:`map_strings`)."""
+    return map_strings(value, clean_text)
