@@ -1,7 +1,7 @@
 """Learners that turn the environments into training signal (algorithms.md).
 
-The estimators (``advantages``), the PPO-clip core (``losses``), CSD (``csd``, ``coach``,
-``coaching``, ``teacher``), InfoPO's counterfactuals (``infopo``), the token-exact records and
+The estimators (``advantages``), the PPO-clip core (``losses``), CSD (``csd``, ``coach_notes``,
+``coach_runner``, ``teacher``), InfoPO's counterfactuals (``infopo``), the token-exact records and
 collectors (``records``, ``render``, ``rollout``, ``engines``), batching and log-probs
 (``batching``, ``logprobs``), the configuration (``config``) and the trainer (``trainer``)::
 

@@ -44,7 +44,7 @@ def _envs(items: Sequence[Any] | None) -> list[Any] | None:
 
 def _policy(spec: Any) -> Any:
     if isinstance(spec, str) and spec.startswith("factory:"):
-        from mimesis_gym.algorithms.coaching import load_callable
+        from mimesis_gym.algorithms.coach_runner import load_callable
 
         return load_callable(spec.removeprefix("factory:"))()
     return spec

@@ -38,7 +38,7 @@ import torch
 
 from mimesis_gym.algorithms import advantages as adv_lib
 from mimesis_gym.algorithms.batching import balance, collate, plan_micro_batches
-from mimesis_gym.algorithms.coaching import ChatCoach, ScriptedCoach, coach_episodes
+from mimesis_gym.algorithms.coach_runner import ChatCoach, ScriptedCoach, coach_episodes
 from mimesis_gym.algorithms.config import AlgorithmConfig, TrainerConfig
 from mimesis_gym.algorithms.csd import csd_gate, csd_loss
 from mimesis_gym.algorithms.engines.base import Sampling
