@@ -8,21 +8,12 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the local stack is installed by `make test`")
 
-from mimesis_gym.algorithms.learners import LEARNERS, algorithm_names  # noqa: E402
+from mimesis_gym.algorithms.learners import algorithm_names  # noqa: E402
 from mimesis_gym.algorithms.testing import ENV_ID, tiny_random_model  # noqa: E402
 from mimesis_gym.algorithms.trainer import Trainer  # noqa: E402
-from tests.support.torch_fixtures import one_thread, tiny_random_model_available  # noqa: E402, F401
+from tests.support.torch_fixtures import learner_registry, one_thread, tiny_random_model_available  # noqa: E402, F401
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "custom_learner.py"
-
-
-@pytest.fixture
-def registry():
-    """The learner registry as it was before the test."""
-    saved = dict(LEARNERS)
-    yield LEARNERS
-    LEARNERS.clear()
-    LEARNERS.update(saved)
 
 
 def load_example():
@@ -32,7 +23,8 @@ def load_example():
     return module
 
 
-def test_the_example_learner_trains_three_steps_and_resumes(tmp_path, registry, capsys):
+@pytest.mark.usefixtures("learner_registry")
+def test_the_example_learner_trains_three_steps_and_resumes(tmp_path, capsys):
     example = load_example()
     trainer = example.main(["--steps", "3", "--output-dir", str(tmp_path)])
     assert "reinforce" in algorithm_names() and [type(learner).__name__ for learner in trainer.learners] == [

@@ -14,16 +14,9 @@ from mimesis_gym.algorithms.learners import (
 )
 from mimesis_gym.algorithms.learners.csd import CSD
 from mimesis_gym.algorithms.learners.infopo import InfoPO
+from tests.support.torch_fixtures import learner_registry  # noqa: F401
 
 SCRIPTED = ["csd.coach.kind=scripted", "csd.coach.callable=mimesis_gym.algorithms.testing:keyword_echo_coach"]
-
-
-@pytest.fixture
-def registry():
-    saved = dict(LEARNERS)
-    yield LEARNERS
-    LEARNERS.clear()
-    LEARNERS.update(saved)
 
 
 class Custom(Learner):
@@ -63,7 +56,8 @@ def test_learners_check_their_settings_and_unknown_names_fail():
         select_learners(TrainerConfig(), "ppo")
 
 
-def test_a_learner_registered_at_run_time_is_selected_by_name(registry):
+@pytest.mark.usefixtures("learner_registry")
+def test_a_learner_registered_at_run_time_is_selected_by_name():
     assert register_learner(Custom) is Custom
     assert "custom" in algorithm_names()
     base = TrainerConfig().with_overrides([*SCRIPTED, "csd.enabled=true", "advantage.estimator=foldgrpo"])
@@ -72,7 +66,8 @@ def test_a_learner_registered_at_run_time_is_selected_by_name(registry):
     assert select_learners(base, "grpo")[1] == []  # never on unless named
 
 
-def test_registration_refuses_mistakes(registry):
+@pytest.mark.usefixtures("learner_registry")
+def test_registration_refuses_mistakes():
     register_learner(Custom)
     with pytest.raises(TypeError, match="Learner subclass"):
         register_learner(object)  # type: ignore[arg-type]
@@ -84,7 +79,8 @@ def test_registration_refuses_mistakes(registry):
     assert register_learner(other, replace=True) is other and LEARNERS["custom"] is other
 
 
-def test_two_learners_replacing_the_advantages_are_refused(registry):
+@pytest.mark.usefixtures("learner_registry")
+def test_two_learners_replacing_the_advantages_are_refused():
     register_learner(Custom)
     rival = register_learner(type("Rival", (Custom,), {"name": "rival", "enabled": classmethod(lambda cls, c: True)}))
     with pytest.raises(ValueError, match="custom, rival would each replace the advantages"):
