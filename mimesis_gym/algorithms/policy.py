@@ -1,4 +1,4 @@
-"""The policy the trainer updates (algorithms.md §6.1, §6.6): loading it, and the checks made on it at start.
+"""The policy the trainer updates (algorithms.md §6, §6.6): loading it, and the checks made on it at start.
 
 :func:`load_policy` resolves a policy argument to ``(model, tokenizer)``; :func:`check_no_dropout`
 refuses a model whose forwards are random (learners that compare two forwards of the same weights);

@@ -1,4 +1,4 @@
-"""What the trainer's loop and its learners share (algorithms.md §6.3): scoring under the policy, seeds, ranks.
+"""What the trainer's loop and its learners share (algorithms.md §6): scoring under the policy, seeds, ranks.
 
 A learner receives a :class:`LoopServices` and never reaches into the trainer. Through it, it
 

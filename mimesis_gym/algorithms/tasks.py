@@ -1,4 +1,4 @@
-"""What the trainer trains on (algorithms.md §6.3 step 1): the envs, their task splits and the order of tasks.
+"""What the trainer trains on (algorithms.md §6 step 1): the envs, their task splits and the order of tasks.
 
 :func:`build_env_specs` turns env ids, ``(id, kwargs)`` pairs or factories into :class:`EnvSpec`
 (factories for training and evaluation, training and validation task ids). :class:`TaskSchedule`

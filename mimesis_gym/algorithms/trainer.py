@@ -2,7 +2,7 @@
 
 :func:`train` is the one-call API; :class:`Trainer` exposes ``fit()``, ``step()`` and ``evaluate()``.
 The loop is written against :class:`accelerate.Accelerator`, so the same script runs on one CPU or
-under ``accelerate launch`` (DDP, FSDP) without changes. One step (§6.3), read top to bottom in
+under ``accelerate launch`` (DDP, FSDP) without changes. One step (§6), read top to bottom in
 :meth:`Trainer.step`:
 
 1. draw ``prompts_per_batch`` tasks (``tasks.TaskSchedule``); each is a group of ``G`` episodes with

@@ -1,4 +1,4 @@
-"""The update phase of a training step (algorithms.md §3, §6.3 step 6): PPO-clip over mini-batches.
+"""The update phase of a training step (algorithms.md §3, §6 step 5): PPO-clip over mini-batches.
 
 Per PPO epoch and mini-batch: the learners say whether their terms have a gradient there; a
 mini-batch where nothing has one (every advantage 0, no KL or entropy term) skips its forwards and
