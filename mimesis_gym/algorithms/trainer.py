@@ -143,7 +143,7 @@ class Trainer:
         self.config, learner_classes = select_learners(TrainerConfig.load(config), algorithm)
         cfg = self.config
         self.callbacks = list(callbacks)
-        self.accelerator = accelerator = accelerator or self._accelerator()
+        self.accelerator = accelerator = self._accelerator() if accelerator is None else accelerator
         self.rank, self.world = accelerator.process_index, accelerator.num_processes
         self._validate()
         set_seed(cfg.run.seed)
