@@ -28,11 +28,14 @@ from collections import Counter
 
 import torch
 
-from mimesis_gym.algorithms.batching import collate, padding_fraction, plan_micro_batches
+from mimesis_gym.algorithms.advantage_step import assign, estimate
+from mimesis_gym.algorithms.batching import collate, padding_fraction, plan_micro_batches, training_rows
 from mimesis_gym.algorithms.config import TrainerConfig
+from mimesis_gym.algorithms.learners import RolloutBatch
 from mimesis_gym.algorithms.records import Episode, Segment, Turn
+from mimesis_gym.algorithms.services import fill_old_logprobs
 from mimesis_gym.algorithms.testing import ENV_ID, tiny_random_model
-from mimesis_gym.algorithms.trainer import Trainer, _Row
+from mimesis_gym.algorithms.trainer import Trainer
 
 
 def synthetic_batch(count: int, seed: int, vocab: int) -> list[Episode]:
@@ -79,14 +82,15 @@ def bare_step(trainer: Trainer, episodes: list[Episode]) -> None:
 
 
 def update_step(trainer: Trainer, episodes: list[Episode], *, recompute: bool) -> None:
-    rows = [_Row(e, 0, len(ep.segments[0].input_ids), ep.segments[0].action_tokens) for e, ep in enumerate(episodes)]
+    rows = training_rows(episodes)
     for episode in episodes:
         episode.old_logprobs = None
     if recompute:
-        trainer._old_logprobs(episodes, rows)
-    trainer._advantages(episodes)
+        fill_old_logprobs(trainer.services, episodes, rows)
+    assign(episodes, estimate(episodes, trainer.config.advantage, epoch=0))
     every = list(range(len(rows)))
-    trainer._update_minibatch(episodes, rows, every, every, {}, {}, not recompute, Counter())
+    batch = RolloutBatch(step=0, episodes=episodes, local=episodes, rows=rows, minibatches=[every], shares=[every])
+    trainer.update.minibatch(batch, 0, not recompute, Counter())
 
 
 def main() -> int:

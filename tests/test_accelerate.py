@@ -6,13 +6,11 @@ alone wrote the metrics.
 """
 
 import json
-import os
-import socket
-import subprocess
-import sys
 import textwrap
 
 import pytest
+
+from tests.support.accelerate_launch import launch_two_cpu_processes
 
 pytest.importorskip("accelerate", reason="the train extra is installed by `make test`")
 
@@ -43,31 +41,9 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.mark.slow
 def test_two_cpu_processes_keep_identical_replicas(tmp_path):
-    from mimesis_gym.core.tiny import TinyModelUnavailable, ensure_tiny_model
-
-    try:
-        ensure_tiny_model()
-    except TinyModelUnavailable as error:
-        pytest.skip(str(error))
-    script = tmp_path / "train_ddp.py"
-    script.write_text(SCRIPT)
-    env = {**os.environ, "ACCELERATE_USE_CPU": "true", "OMP_NUM_THREADS": "1", "PYTHONPATH": os.getcwd()}
-    command = [
-        sys.executable, "-m", "accelerate.commands.launch",
-        "--multi_gpu", "--num_processes", "2", "--num_machines", "1", "--main_process_port", str(free_port()),
-        "--mixed_precision", "no", "--dynamo_backend", "no",
-        str(script), str(tmp_path),
-    ]  # fmt: skip
-    completed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
-    assert completed.returncode == 0, completed.stderr[-4000:]
+    launch_two_cpu_processes(SCRIPT, tmp_path)
     ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
     assert [r["world"] for r in ranks] == [2, 2]
     assert ranks[0]["final"] == ranks[1]["final"]

@@ -5,7 +5,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="the local stack is installed by `make test`")
 
 from mimesis_gym.algorithms.batching import collate  # noqa: E402
-from mimesis_gym.algorithms.coaching import note_message  # noqa: E402
+from mimesis_gym.algorithms.coach_runner import note_message  # noqa: E402
 from mimesis_gym.algorithms.csd import csd_gate, csd_loss  # noqa: E402
 from mimesis_gym.algorithms.logprobs import PolicyScorer  # noqa: E402
 from mimesis_gym.algorithms.render import ChatRenderer  # noqa: E402

@@ -7,10 +7,11 @@ import pytest
 torch = pytest.importorskip("torch", reason="the local stack is installed by `make test`")
 
 from mimesis_gym.algorithms.config import TrainerConfig  # noqa: E402
-from mimesis_gym.algorithms.losses import aggregate  # noqa: E402
+from mimesis_gym.algorithms.losses import aggregate, aggregation_weights  # noqa: E402
 from mimesis_gym.algorithms.render import TemplateNotIncrementalError  # noqa: E402
 from mimesis_gym.algorithms.testing import ENV_ID, tiny_random_model  # noqa: E402
-from mimesis_gym.algorithms.trainer import DropoutError, Trainer, aggregation_weights  # noqa: E402
+from mimesis_gym.algorithms.trainer import DropoutError, Trainer  # noqa: E402
+from mimesis_gym.algorithms.update import PolicyUpdate  # noqa: E402
 from tests.support.torch_fixtures import one_thread, tiny_random_model_available  # noqa: E402, F401
 
 ENVS = [(ENV_ID, {"reward_rule": "parity"})]
@@ -159,7 +160,7 @@ def test_skipping_a_mini_batch_without_gradient_equals_the_full_update(tmp_path,
     assert metrics["group/zero_std_frac"] == 1.0 and skipped.counters["student_forwards"] == 0
     full, full_model = run(tmp_path / "f", "grpo", *SMALL, "optim.lr=1e-2")
     full.envs[0].factory = skipped.envs[0].factory
-    monkeypatch.setattr(Trainer, "_nothing_to_learn", lambda *args: False)
+    monkeypatch.setattr(PolicyUpdate, "has_gradient", lambda *args: True)
     full.step()
     assert full.counters["student_forwards"] > 0
     for (name, a), (_, b) in zip(skipped_model.named_parameters(), full_model.named_parameters(), strict=True):
@@ -196,7 +197,8 @@ def test_placebo_notes_join_after_the_ring_fills(tmp_path):
     first, second = trainer.step(), trainer.step()
     assert first["csd/placebo_frac"] == 0.0  # the ring is empty during the first batch
     assert second["csd/placebo_frac"] > 0.0
-    assert len(trainer.state.placebo_pool) >= 8
+    (csd,) = trainer.learners
+    assert len(csd.placebo_pool) >= 8 and csd.state_dict()["placebo_pool"]
 
 
 def test_evaluate_reports_per_env_and_mean_scores(tmp_path):

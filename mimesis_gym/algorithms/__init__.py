@@ -1,9 +1,12 @@
 """Learners that turn the environments into training signal (algorithms.md).
 
-The estimators (``advantages``), the PPO-clip core (``losses``), CSD (``csd``, ``coach``,
-``coaching``, ``teacher``), InfoPO's counterfactuals (``infopo``), the token-exact records and
+The estimators (``advantages``), the PPO-clip core (``losses``), CSD (``csd``, ``coach_notes``,
+``coach_runner``, ``teacher``), InfoPO's counterfactuals (``infopo``), the token-exact records and
 collectors (``records``, ``render``, ``rollout``, ``engines``), batching and log-probs
-(``batching``, ``logprobs``), the configuration (``config``) and the trainer (``trainer``)::
+(``batching``, ``logprobs``), the configuration (``config``) and the trainer: its loop
+(``trainer``), the services it shares with the learners (``services``), the data order (``tasks``),
+the policy checks (``policy``), the advantage phase (``advantage_step``), the update (``update``)
+and the learners' own passes, registered by name (``learners``: InfoPO, CSD)::
 
     from mimesis_gym.algorithms import train, TrainerConfig
     result = train(["mimesis/TelepathyGym-v0"], policy="tiny", user="scripted", algorithm="grpo",
@@ -20,11 +23,13 @@ from typing import Any
 __all__ = [
     "AlgorithmConfig",
     "Episode",
+    "Learner",
     "Segment",
     "TrainResult",
     "Trainer",
     "TrainerConfig",
     "Turn",
+    "register_learner",
     "train",
 ]
 
@@ -32,6 +37,8 @@ _LAZY = {
     "AlgorithmConfig": "mimesis_gym.algorithms.config",
     "TrainerConfig": "mimesis_gym.algorithms.config",
     "Episode": "mimesis_gym.algorithms.records",
+    "Learner": "mimesis_gym.algorithms.learners",
+    "register_learner": "mimesis_gym.algorithms.learners",
     "Segment": "mimesis_gym.algorithms.records",
     "Turn": "mimesis_gym.algorithms.records",
     "TrainResult": "mimesis_gym.algorithms.trainer",

@@ -13,6 +13,7 @@ otherwise the mean and the unbiased standard deviation. The normalised value is
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections import defaultdict
 from collections.abc import Hashable, Mapping, Sequence
@@ -28,6 +29,9 @@ __all__ = [
     "grpo_outcome",
     "infopo",
     "reward_to_go",
+    "score_outcome",
+    "score_trajectory",
+    "turn_credits",
 ]
 
 EPS = 1e-6
@@ -75,7 +79,8 @@ def em_credit(reward: float) -> float:
     return round(0.5 + 0.5 * (1 - math.exp(-2 * reward)) / (1 - math.exp(-2)), 4)
 
 
-def _trajectory_score(rewards: Sequence[float], kind: str, gamma: float) -> float:
+def score_trajectory(rewards: Sequence[float], kind: str, gamma: float) -> float:
+    """The trajectory score of multi-turn GRPO and InfoPO: ``G_1`` (``"r2g"``) or ``round(mean r_t, 4)``."""
     if kind == "r2g":
         return reward_to_go(rewards, gamma)[0] if rewards else 0.0
     if kind in ("mean", "sum"):  # UserRL calls the mean "sum"
@@ -83,7 +88,8 @@ def _trajectory_score(rewards: Sequence[float], kind: str, gamma: float) -> floa
     raise ValueError(f"trajectory_score must be 'r2g' or 'mean'; got {kind!r}")
 
 
-def _turn_credits(rewards: Sequence[float], kind: str, gamma: float) -> list[float]:
+def turn_credits(rewards: Sequence[float], kind: str, gamma: float) -> list[float]:
+    """Per-turn credit ``c_t``: 1 (``"equalized"``), ``G_t`` (``"r2g"``) or :func:`em_credit` of ``r_t``."""
     if kind == "equalized":
         return [1.0] * len(rewards)
     if kind == "r2g":
@@ -108,11 +114,11 @@ def grpo_multiturn(
     ``Σ_i = Σ_t c_t n_t`` and ``N_i`` the action tokens of turns with non-zero credit (0 when
     ``Σ_i = 0``). The token-weighted mean over credited tokens equals ``Â_i``.
     """
-    scores = [_trajectory_score(e["turn_rewards"], trajectory_score, gamma) for e in episodes]
+    scores = [score_trajectory(e["turn_rewards"], trajectory_score, gamma) for e in episodes]
     normalised = group_normalise(scores, [e["group_id"] for e in episodes], std_normalize=std_normalize, eps=eps)
     result = []
     for episode, advantage in zip(episodes, normalised, strict=True):
-        credits = _turn_credits(episode["turn_rewards"], turn_credit, gamma)
+        credits = turn_credits(episode["turn_rewards"], turn_credit, gamma)
         counts = episode["turn_token_counts"]
         weighted = sum(c * n for c, n in zip(credits, counts, strict=True))
         credited = sum(n for c, n in zip(credits, counts, strict=True) if c != 0)
@@ -123,7 +129,8 @@ def grpo_multiturn(
     return result
 
 
-def _outcome_score(episode: Mapping[str, Any], score: str) -> float:
+def score_outcome(episode: Mapping[str, Any], score: str) -> float:
+    """The episode score of outcome GRPO and FoldGRPO: the sum, mean or max of the turn rewards, or the env's score."""
     rewards = episode["turn_rewards"]
     if score == "sum":
         return float(sum(rewards))
@@ -140,7 +147,7 @@ def grpo_outcome(
     episodes: Sequence[Mapping[str, Any]], *, score: str = "sum", std_normalize: bool = True, eps: float = EPS
 ) -> list[list[float]]:
     """Outcome GRPO (§2.2): every turn of an episode gets its group-normalised score."""
-    scores = [_outcome_score(e, score) for e in episodes]
+    scores = [score_outcome(e, score) for e in episodes]
     normalised = group_normalise(scores, [e["group_id"] for e in episodes], std_normalize=std_normalize, eps=eps)
     return [[value] * len(e["turn_rewards"]) for e, value in zip(episodes, normalised, strict=True)]
 
@@ -163,7 +170,7 @@ def foldgrpo(
     roles = {e.get("role") for e in episodes}
     by_role = len(roles) > 1 if group_by_role is None else group_by_role
     keys = [(e["group_id"], e.get("role")) if by_role else e["group_id"] for e in episodes]
-    scores = [float(e["score"]) if "score" in e else _outcome_score(e, score) for e in episodes]
+    scores = [float(e["score"]) if "score" in e else score_outcome(e, score) for e in episodes]
     unique: dict[Hashable, dict[Hashable, float]] = defaultdict(dict)
     for key, episode, value in zip(keys, episodes, scores, strict=True):
         unique[key].setdefault(episode["rollout_id"], value)
@@ -226,7 +233,7 @@ def infopo(
         groups[episode["group_id"]].append(index)
     group_std: dict[Hashable, float] = {}
     for group, indices in groups.items():
-        scores = [_trajectory_score(episodes[i]["turn_rewards"], trajectory_score, gamma) for i in indices]
+        scores = [score_trajectory(episodes[i]["turn_rewards"], trajectory_score, gamma) for i in indices]
         group_std[group] = _stats(scores)[1] if len(scores) > 1 else 1.0
     normalised_intrinsic = [list(values) for values in intrinsic]
     if normalize_intrinsic:
@@ -265,10 +272,21 @@ def infopo(
 ESTIMATORS = {"grpo_multiturn": grpo_multiturn, "grpo_outcome": grpo_outcome, "foldgrpo": foldgrpo, "infopo": infopo}
 
 
-def compute_advantages(episodes: Sequence[Mapping[str, Any]], estimator: str = "grpo_multiturn", **options: Any):
-    """Per-turn advantages (nested lists, one list per episode) of the named estimator."""
+def compute_advantages(
+    episodes: Sequence[Mapping[str, Any]],
+    estimator: str = "grpo_multiturn",
+    *,
+    diagnostics: dict[str, Any] | None = None,
+    **options: Any,
+) -> list[list[float]]:
+    """Per-turn advantages (nested lists, one list per episode) of the named estimator.
+
+    ``diagnostics`` reaches the estimators that report some (InfoPO) and is left empty by the others.
+    """
     try:
         function = ESTIMATORS[estimator]
     except KeyError:
         raise ValueError(f"unknown estimator {estimator!r}; known: {', '.join(ESTIMATORS)}") from None
+    if diagnostics is not None and "diagnostics" in inspect.signature(function).parameters:
+        options["diagnostics"] = diagnostics
     return function(episodes, **options)

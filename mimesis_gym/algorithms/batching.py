@@ -6,6 +6,8 @@
   micro-batch closes before its padded size would exceed the budget or 1.25 × its real tokens).
 * :func:`collate` builds the tensors of one micro-batch and remembers where each row landed, so
   per-token values can be laid out (:meth:`Collated.place`) and read back (:meth:`Collated.take`).
+* :class:`Row` is one training sequence of a rollout batch; :func:`training_rows`,
+  :func:`minibatches` and :func:`rank_share` cut a batch into mini-batches and each rank's share.
 """
 
 from __future__ import annotations
@@ -15,7 +17,20 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["PAD_SLACK", "Collated", "balance", "collate", "padding_fraction", "plan_micro_batches"]
+from mimesis_gym.algorithms.records import Episode
+
+__all__ = [
+    "PAD_SLACK",
+    "Collated",
+    "Row",
+    "balance",
+    "collate",
+    "minibatches",
+    "padding_fraction",
+    "plan_micro_batches",
+    "rank_share",
+    "training_rows",
+]
 
 PAD_SLACK = 1.25
 """A padded micro-batch holds at most this many times its real tokens (§8)."""
@@ -147,3 +162,46 @@ def collate(
         places=[(b, 0, len(row)) for b, row in enumerate(rows)],
         real_tokens=sum(len(row) for row in rows),
     )
+
+
+@dataclass(frozen=True)
+class Row:
+    """One training sequence of a rollout batch: segment ``segment`` of episode ``episode`` (batch index)."""
+
+    episode: int
+    segment: int
+    length: int
+    action_tokens: int
+
+
+def training_rows(episodes: Sequence[Episode]) -> list[Row]:
+    """Every segment of every episode, in batch order."""
+    return [
+        Row(e, s, len(segment.input_ids), segment.action_tokens)
+        for e, episode in enumerate(episodes)
+        for s, segment in enumerate(episode.segments)
+    ]
+
+
+def minibatches(episodes: Sequence[Episode], rows: Sequence[Row], groups_per_minibatch: int) -> list[list[int]]:
+    """Row indices per mini-batch: consecutive groups (in batch order), ``groups_per_minibatch`` groups each."""
+    group_order: list[str] = []
+    for episode in episodes:
+        if episode.group_id not in group_order:
+            group_order.append(episode.group_id)
+    size = groups_per_minibatch
+    chunks = [set(group_order[i : i + size]) for i in range(0, len(group_order), size)]
+    return [[r for r, row in enumerate(rows) if episodes[row.episode].group_id in chunk] for chunk in chunks]
+
+
+def rank_share(
+    episodes: Sequence[Episode], rows: Sequence[Row], minibatch: Sequence[int], *, rank: int, world: int, balanced: bool
+) -> list[int]:
+    """Rank ``rank``'s row indices of a mini-batch: token-balanced (:func:`balance`), or the groups it collected."""
+    if world == 1:
+        return list(minibatch)
+    if balanced:
+        shares = balance([rows[i].length for i in minibatch], world)
+        return [minibatch[j] for j in shares[rank]]
+    group_index = [int(episodes[rows[i].episode].rollout_id.split(":")[1]) for i in minibatch]
+    return [i for i, g in zip(minibatch, group_index, strict=True) if g % world == rank]

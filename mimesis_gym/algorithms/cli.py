@@ -10,11 +10,16 @@ The file (JSON, YAML or TOML) holds the job and the trainer configuration side b
     run: {total_steps: 30, output_dir: runs/keyword}
 
 ``--set`` assigns job keys (``algorithm=csd``) or dotted config keys (``run.total_steps=2``).
+
+User errors — a missing or unreadable file, bad JSON/YAML/TOML, an invalid config value, an unknown
+algorithm, an env id gymnasium does not know, a policy factory that cannot be imported — print one
+line on stderr and exit with status 2 before any model is loaded (:func:`check_job`).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Sequence
@@ -23,7 +28,7 @@ from typing import Any
 
 from mimesis_gym.algorithms.config import TrainerConfig, parse_assignment, read_config_file
 
-__all__ = ["JOB_KEYS", "build_job", "train_main"]
+__all__ = ["JOB_KEYS", "build_job", "check_env_ids", "check_job", "one_line", "train_main"]
 
 JOB_KEYS = ("envs", "policy", "user", "judge", "algorithm", "eval_envs")
 
@@ -42,12 +47,61 @@ def _envs(items: Sequence[Any] | None) -> list[Any] | None:
     return envs
 
 
-def _policy(spec: Any) -> Any:
-    if isinstance(spec, str) and spec.startswith("factory:"):
-        from mimesis_gym.algorithms.coaching import load_callable
+def _policy_factory(spec: Any) -> Any:
+    """The factory of a ``factory:<module>:<function>`` policy (imported, not called), else ``None``."""
+    if not (isinstance(spec, str) and spec.startswith("factory:")):
+        return None
+    from mimesis_gym.algorithms.coach_runner import load_callable
 
-        return load_callable(spec.removeprefix("factory:"))()
-    return spec
+    try:
+        return load_callable(spec.removeprefix("factory:"))
+    except (ImportError, AttributeError) as error:
+        raise ValueError(f"policy {spec!r}: {error}") from None
+
+
+def check_env_ids(envs: Sequence[Any]) -> None:
+    """Raise ``ValueError`` for an env id gymnasium does not know (``module:id`` imports the module first).
+
+    The package's envs and the learners' test env (``mimesis_testing/KeywordEcho-v0``) are registered.
+    """
+    import gymnasium as gym
+
+    import mimesis_gym.algorithms.testing  # noqa: F401  (registers the package's env ids and KeywordEcho)
+
+    for item in envs:
+        env_id = item if isinstance(item, str) else item[0]
+        module, _, name = str(env_id).rpartition(":")
+        try:
+            if module:
+                importlib.import_module(module)
+            gym.spec(name)
+        except ImportError as error:
+            raise ValueError(f"env {env_id!r}: {error}") from None
+        except gym.error.Error as error:
+            raise ValueError(f"unknown env id {env_id!r}: {error}") from None
+
+
+def check_job(job: dict[str, Any], config: TrainerConfig) -> None:
+    """Everything about a job that can be checked before a model is loaded: algorithm, envs, policy factory."""
+    from mimesis_gym.algorithms.learners import select_learners
+
+    algorithm = job.get("algorithm")
+    if algorithm is not None and not isinstance(algorithm, str):
+        raise ValueError(f"algorithm must be a name such as 'grpo' or 'csd'; got {algorithm!r}")
+    select_learners(config, algorithm)
+    check_env_ids([*(_envs(job["envs"]) or []), *(_envs(job.get("eval_envs")) or [])])
+    _policy_factory(job.get("policy"))
+
+
+def one_line(error: BaseException) -> str:
+    """An error message on one line (a pydantic validation error as ``field: message`` pairs)."""
+    from pydantic import ValidationError
+
+    if isinstance(error, ValidationError):
+        return "; ".join(
+            f"{'.'.join(str(part) for part in item['loc']) or 'config'}: {item['msg']}" for item in error.errors()
+        )
+    return " ".join(str(error).split())
 
 
 def build_job(path: str | Path, assignments: Sequence[str] = ()) -> tuple[dict[str, Any], TrainerConfig]:
@@ -77,14 +131,17 @@ def train_main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     try:
         job, config = build_job(args.config, args.set)
+        check_job(job, config)
     except (OSError, ValueError) as error:
-        print(f"mimesis-gym train: {error}", file=sys.stderr)
+        print(f"mimesis-gym train: {one_line(error)}", file=sys.stderr)
         return 2
     from mimesis_gym.algorithms.trainer import train
 
+    policy = job.get("policy", "tiny")
+    factory = _policy_factory(policy)
     result = train(
         _envs(job["envs"]) or [],
-        _policy(job.get("policy", "tiny")),
+        factory() if factory is not None else policy,
         job.get("user", "scripted"),
         job.get("algorithm"),
         judge=job.get("judge"),

@@ -351,20 +351,37 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     text = path.read_text(encoding="utf-8")
     suffix = path.suffix.lower()
     if suffix == ".json":
-        data = json.loads(text)
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"config file {str(path)!r} is not valid JSON: {error}") from None
     elif suffix in (".yaml", ".yml"):
         import yaml
 
-        data = yaml.safe_load(text)
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            raise ValueError(f"config file {str(path)!r} is not valid YAML: {_yaml_problem(error)}") from None
     elif suffix == ".toml":
         import tomllib
 
-        data = tomllib.loads(text)
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            raise ValueError(f"config file {str(path)!r} is not valid TOML: {error}") from None
     else:
         raise ValueError(f"config file {str(path)!r}: use .json, .yaml, .yml or .toml")
     if not isinstance(data, dict):
         raise ValueError(f"config file {str(path)!r} must hold a mapping")
     return data
+
+
+def _yaml_problem(error: Exception) -> str:
+    """A YAML parse error on one line: the problem and where it is."""
+    problem, mark = getattr(error, "problem", None), getattr(error, "problem_mark", None)
+    if problem and mark is not None:
+        return f"{problem} (line {mark.line + 1}, column {mark.column + 1})"
+    return " ".join(str(error).split())
 
 
 _RELEASE_CLIP = {"clip_low": 0.2, "clip_high": 0.2, "dual_clip": 3.0}

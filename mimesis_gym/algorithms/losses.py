@@ -8,11 +8,12 @@ influence the loss or its gradient.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 import torch
 
-__all__ = ["AGGREGATIONS", "aggregate", "kl_penalty", "policy_loss", "token_losses"]
+__all__ = ["AGGREGATIONS", "aggregate", "aggregation_weights", "kl_penalty", "policy_loss", "token_losses"]
 
 Aggregation = Literal["token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm"]
 AGGREGATIONS = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm")
@@ -38,27 +39,46 @@ def token_losses(
     return torch.where(advantages < 0, bounded, loss)
 
 
+def aggregation_weights(
+    action_tokens: Sequence[int], agg: Aggregation, tokens: int, sequences: int, max_response_tokens: int | None
+) -> list[float]:
+    """Per-row weight ``w`` of each action token, so that a loss aggregates as ``Σ_rows w · Σ_tokens L`` (§3 table).
+
+    ``action_tokens`` are the rows' action-token counts; ``tokens`` and ``sequences`` are the scope's
+    action tokens and rows with at least one (the trainer passes the whole mini-batch on every rank for
+    ``token_mean_scope="minibatch"``, so micro-batches and ranks add up to one mean). The only place a
+    loss is aggregated: :func:`aggregate` and the trainer both use it.
+    """
+    if agg == "seq-mean-token-sum-norm" and not max_response_tokens:
+        raise ValueError("seq-mean-token-sum-norm needs max_response_tokens")
+    weights = []
+    for count in action_tokens:
+        if not count:
+            weights.append(0.0)
+        elif agg == "token-mean":
+            weights.append(1.0 / max(1, tokens))
+        elif agg == "seq-mean-token-mean":
+            weights.append(1.0 / (max(1, sequences) * count))
+        elif agg == "seq-mean-token-sum":
+            weights.append(1.0 / max(1, sequences))
+        elif agg == "seq-mean-token-sum-norm":
+            weights.append(1.0 / (max(1, sequences) * max_response_tokens))  # type: ignore[operator]
+        else:
+            raise ValueError(f"agg must be one of {', '.join(AGGREGATIONS)}; got {agg!r}")
+    return weights
+
+
 def aggregate(
     losses: torch.Tensor, mask: torch.Tensor, agg: Aggregation = "token-mean", max_response_tokens: int | None = None
 ) -> torch.Tensor:
-    """Reduce per-token losses of shape ``(B, T)`` with the action mask (§3 aggregation table)."""
+    """Reduce per-token losses of shape ``(B, T)`` with the action mask by :func:`aggregation_weights`."""
+    if agg not in AGGREGATIONS:
+        raise ValueError(f"agg must be one of {', '.join(AGGREGATIONS)}; got {agg!r}")
     mask = mask.to(losses.dtype)
     masked = torch.where(mask > 0, losses, torch.zeros_like(losses))  # mask-0 values never leak (not even NaN)
-    per_sequence = masked.sum(dim=-1)
-    tokens = mask.sum(dim=-1)
-    has_tokens = tokens > 0
-    sequences = has_tokens.sum().clamp(min=1)
-    if agg == "token-mean":
-        return masked.sum() / mask.sum().clamp(min=1)
-    if agg == "seq-mean-token-mean":
-        return (per_sequence[has_tokens] / tokens[has_tokens]).sum() / sequences
-    if agg == "seq-mean-token-sum":
-        return per_sequence[has_tokens].sum() / sequences
-    if agg == "seq-mean-token-sum-norm":
-        if not max_response_tokens:
-            raise ValueError("seq-mean-token-sum-norm needs max_response_tokens")
-        return masked.sum() / (sequences * max_response_tokens)
-    raise ValueError(f"agg must be one of {', '.join(AGGREGATIONS)}; got {agg!r}")
+    counts = [int(n) for n in mask.sum(dim=-1).tolist()]
+    weights = aggregation_weights(counts, agg, sum(counts), sum(1 for n in counts if n), max_response_tokens)
+    return (masked.sum(dim=-1) * torch.tensor(weights, dtype=losses.dtype, device=losses.device)).sum()
 
 
 def policy_loss(

@@ -24,7 +24,7 @@ from mimesis_gym.algorithms.engines.base import GenerationEngine, Sample, Sampli
 from mimesis_gym.algorithms.records import Episode, Segment, Turn
 from mimesis_gym.algorithms.render import ChatRenderer, probe_tool_call, strip_reward_line
 
-__all__ = ["Collector", "EpisodeRequest"]
+__all__ = ["Collector", "EpisodeRequest", "rollout_metrics"]
 
 logger = logging.getLogger(__name__)
 
@@ -322,3 +322,27 @@ class Collector:
             opening_thought=state.opening_thought,
             privileged=state.privileged,
         )
+
+
+def rollout_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
+    """Means over a batch's episodes: reward, score (overall and ``score/<env_id>``), turns, endings, tokens."""
+    if not episodes:
+        return {"reward/mean": 0.0, "score/mean": 0.0}
+    n = len(episodes)
+    stepped = [t for e in episodes for t in e.turns if t.stepped]
+    metrics: dict[str, float] = {
+        "reward/mean": sum(e.reward_sum for e in episodes) / n,
+        "score/mean": sum(e.episode_score for e in episodes) / n,
+        "episode/turns_mean": sum(len(e.turns) for e in episodes) / n,
+        "episode/truncated_frac": sum(e.truncated for e in episodes) / n,
+        "episode/invalid_action_frac": sum(not t.valid_action for t in stepped) / max(1, len(stepped)),
+        "episode/user_failure_frac": sum(e.user_failure is not None for e in episodes) / n,
+        "tokens/action_mean": sum(e.action_tokens for e in episodes) / n,
+        "tokens/obs_mean": sum(t.obs_span[1] - t.obs_span[0] for e in episodes for t in e.turns if t.obs_span) / n,
+    }
+    by_env: dict[str, list[float]] = {}
+    for episode in episodes:
+        by_env.setdefault(episode.env_id, []).append(episode.episode_score)
+    for env_id, scores in by_env.items():
+        metrics[f"score/{env_id}"] = sum(scores) / len(scores)
+    return metrics

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mimesis_gym.algorithms.coaching import note_message
+from mimesis_gym.algorithms.coach_runner import note_message
 from mimesis_gym.algorithms.records import Episode, Turn
 from mimesis_gym.algorithms.render import ChatRenderer
 

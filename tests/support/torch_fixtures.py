@@ -26,3 +26,14 @@ def tiny_random_model_available():
         tiny_random_model()
     except TinyModelUnavailable as error:
         pytest.skip(str(error))
+
+
+@pytest.fixture
+def learner_registry():
+    """The learner registry, restored to its entries before the test afterwards."""
+    from mimesis_gym.algorithms.learners import LEARNERS
+
+    saved = dict(LEARNERS)
+    yield LEARNERS
+    LEARNERS.clear()
+    LEARNERS.update(saved)

@@ -1,9 +1,9 @@
-"""The CSD coach: requests, prompts, chat and scripted coaches, turn selection (algorithms.md §4.2, §4.5).
+"""Running the CSD coach: turn selection, requests, prompts, chat and scripted coaches (algorithms.md §4.2, §4.5).
 
 After an episode ends, a coach writes at most one note per selected turn. A :class:`CoachRequest`
 holds the public history before ``y_t``, the user's thought chosen by the pairing, the user's next
 utterance and, for the corrective style, ``y_t`` itself. Notes go through
-:func:`~mimesis_gym.algorithms.coach.clean_note` (``NONE``/empty → no note, 600-character cut,
+:func:`~mimesis_gym.algorithms.coach_notes.clean_note` (``NONE``/empty → no note, 600-character cut,
 privacy leak filter). The teacher sees the note as one extra user message (:func:`note_message`).
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from mimesis_gym.algorithms.coach import clean_note, leaked_items
+from mimesis_gym.algorithms.coach_notes import clean_note, leaked_items
 from mimesis_gym.algorithms.config import CSDConfig
 from mimesis_gym.algorithms.records import Episode
 from mimesis_gym.core.conventions import split_thought

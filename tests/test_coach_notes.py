@@ -1,6 +1,6 @@
 """Coach note handling (algorithms.md §4.2, §7.6)."""
 
-from mimesis_gym.algorithms.coach import clean_note, leaked_items
+from mimesis_gym.algorithms.coach_notes import clean_note, leaked_items
 
 
 def test_no_note_answers():

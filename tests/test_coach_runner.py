@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from mimesis_gym.algorithms.coaching import (
+from mimesis_gym.algorithms.coach_runner import (
     COACH_SYSTEM_PROMPTS,
     NOT_AVAILABLE,
     ChatCoach,

@@ -1,0 +1,91 @@
+"""The policy the trainer updates (algorithms.md §6, §6.6): loading it, and the checks made on it at start.
+
+:func:`load_policy` resolves a policy argument to ``(model, tokenizer)``; :func:`check_no_dropout`
+refuses a model whose forwards are random (learners that compare two forwards of the same weights);
+:func:`frozen_reference` copies it for the KL penalty; :func:`packing_supported` probes whether
+packed rows score like padded ones.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from mimesis_gym.algorithms.batching import collate
+from mimesis_gym.algorithms.logprobs import PolicyScorer
+
+__all__ = ["DropoutError", "check_no_dropout", "frozen_reference", "load_policy", "packing_supported"]
+
+
+class DropoutError(ValueError):
+    """CSD and InfoPO compare forwards of the same weights: every dropout probability must be 0."""
+
+
+def load_policy(policy: Any) -> tuple[Any, Any]:
+    """``(model, tokenizer)`` for ``"tiny"``, ``"hf:<path>"``, a path, or a ``(model, tokenizer)`` pair.
+
+    Weights are loaded in fp32 (mixed precision does the bf16 compute on GPU, §6.6); ``"tiny"`` is
+    always the converted safetensors cache, never the GGUF-loaded object.
+    """
+    if isinstance(policy, (tuple, list)) and len(policy) == 2:
+        model, tokenizer = policy
+    else:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        if policy == "tiny":
+            from mimesis_gym.core.tiny import ensure_tiny_model
+
+            path = str(ensure_tiny_model())
+        elif isinstance(policy, str) and policy.startswith("hf:"):
+            path = policy[3:]
+        elif isinstance(policy, (str, Path)):
+            path = str(policy)
+        else:
+            raise ValueError(f"policy must be 'tiny', 'hf:<path>', a path or a (model, tokenizer) pair; got {policy!r}")
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return model, tokenizer
+
+
+def check_no_dropout(model: Any, reason: str = "CSD and InfoPO compare forwards of the same weights") -> None:
+    """Raise :class:`DropoutError` (led by ``reason``) when a dropout module or config probability is non-zero."""
+    offenders = [
+        name for name, module in model.named_modules() if isinstance(module, torch.nn.Dropout) and module.p > 0
+    ]
+    config = getattr(model, "config", None)
+    if config is not None:
+        for key, value in config.to_dict().items():
+            if "dropout" in key and isinstance(value, (int, float)) and value > 0:
+                offenders.append(f"config.{key}={value}")
+    if offenders:
+        raise DropoutError(
+            f"{reason}: every dropout probability must be 0 (set them to 0 in the model config); "
+            f"found: {', '.join(offenders[:8])}"
+        )
+
+
+def frozen_reference(model: Any) -> PolicyScorer:
+    """A frozen copy of ``model`` (eval mode, no gradients) for the KL penalty."""
+    reference = copy.deepcopy(model).eval()
+    for parameter in reference.parameters():
+        parameter.requires_grad_(False)
+    return PolicyScorer(reference)
+
+
+def packing_supported(scorer: Any, pad_id: int, device: Any) -> bool:
+    """Whether two random rows score the same packed (restarting position ids) as padded (within 1e-3)."""
+    rows = [[int(i) for i in torch.randint(3, 1000, (9,), generator=torch.Generator().manual_seed(s))] for s in (0, 1)]
+    with torch.no_grad():
+        results = []
+        for packing in (True, False):
+            batch = collate(rows, packing=packing, pad_id=pad_id, device=device)
+            mask = batch.place([[0] + [1] * (len(row) - 1) for row in rows], dtype=torch.bool)
+            logprobs, _ = scorer(batch.input_ids, mask, batch.position_ids, batch.attention_mask)
+            results.append(batch.take(logprobs))
+    packed, padded = results
+    return all(abs(a - b) < 1e-3 for x, y in zip(packed, padded, strict=True) for a, b in zip(x, y, strict=True))

@@ -1,0 +1,149 @@
+"""What the trainer trains on (algorithms.md §6 step 1): the envs, their task splits and the order of tasks.
+
+:func:`build_env_specs` turns env ids, ``(id, kwargs)`` pairs or factories into :class:`EnvSpec`
+(factories for training and evaluation, training and validation task ids). :class:`TaskSchedule`
+draws the groups of a rollout batch from a seeded order of all training tasks (an epoch is one
+pass) and turns a group into its ``G`` episode requests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from mimesis_gym.algorithms.config import TrainerConfig
+from mimesis_gym.algorithms.rollout import EpisodeRequest
+from mimesis_gym.algorithms.services import derive_seed
+
+__all__ = ["EnvLike", "EnvSpec", "Group", "TaskSchedule", "build_env_specs"]
+
+EnvLike = str | tuple[str, dict[str, Any]] | Callable[[], Any]
+Group = tuple[int, int, str, int]
+"""``(group_index, env_index, task_id, reset_seed)``."""
+
+
+@dataclass
+class EnvSpec:
+    """One env of the run: ``factory`` makes training envs, ``eval_factory`` validation/evaluation envs."""
+
+    name: str
+    factory: Callable[[], Any]
+    eval_factory: Callable[[], Any]
+    train_tasks: list[str]
+    val_tasks: list[str]
+
+
+def _env_name(env: Any, fallback: str) -> str:
+    spec = getattr(env, "spec", None)
+    return getattr(spec, "id", None) or fallback
+
+
+def build_env_specs(
+    env_ids: Sequence[EnvLike],
+    config: TrainerConfig,
+    *,
+    user_model: Any,
+    judge_model: Any = None,
+    train_kwargs: Mapping[str, Any] | None = None,
+    eval_split: str | None = None,
+) -> list[EnvSpec]:
+    """The envs of a run. Registered ids are made with the user (and judge) model, ``split="train"`` and
+    ``reward_profile=config.rollout.reward_profile`` unless their kwargs say otherwise; ``train_kwargs``
+    (the learners' extras, e.g. ``privileged=True``) apply to training envs only, under the id's own kwargs.
+
+    Without ``eval_split``, ``run.val_fraction`` of each env's train tasks (at least one) is held out for
+    validation; with it, that split's tasks are all validation tasks.
+    """
+    specs = []
+    for index, item in enumerate(env_ids):
+        if callable(item) and not isinstance(item, str):
+            factory = eval_factory = item
+            probe = item()
+            name = _env_name(probe, f"env{index}")
+        else:
+            env_id, extra = (item, {}) if isinstance(item, str) else (item[0], dict(item[1]))
+            kwargs: dict[str, Any] = {"user": user_model, "split": "train"}
+            if judge_model is not None:
+                kwargs["judge"] = judge_model
+            kwargs["reward_profile"] = config.rollout.reward_profile
+            kwargs.update(extra)
+            train = {**(train_kwargs or {}), **kwargs}
+
+            def factory(env_id: str = env_id, kw: dict[str, Any] = train) -> Any:
+                return gym.make(env_id, **kw)
+
+            def eval_factory(env_id: str = env_id, kw: dict[str, Any] = kwargs) -> Any:
+                return gym.make(env_id, **kw)
+
+            name = env_id
+            probe = factory()
+        pack = probe.unwrapped.task_pack
+        probe.close()
+        split = eval_split or "train"
+        tasks = [task.id for task in pack.splits.get(split, ())]
+        if not tasks:
+            raise ValueError(f"env {name!r} has no {split!r} tasks (pack splits: {', '.join(pack.splits)})")
+        val: list[str] = []
+        if eval_split is None and config.run.val_fraction > 0:
+            count = max(1, round(config.run.val_fraction * len(tasks)))
+            order = np.random.default_rng(42).permutation(len(tasks))
+            chosen = set(order[:count].tolist())
+            val = [task for i, task in enumerate(tasks) if i in chosen]
+            tasks = [task for i, task in enumerate(tasks) if i not in chosen]
+        elif eval_split is not None:
+            val, tasks = tasks, []
+        specs.append(EnvSpec(name, factory, eval_factory, tasks, val))
+    return specs
+
+
+class TaskSchedule:
+    """The seeded order of the training tasks of ``envs`` and the groups drawn from it."""
+
+    def __init__(self, envs: Sequence[EnvSpec], config: TrainerConfig) -> None:
+        self.envs = list(envs)
+        self.config = config
+        self.all_tasks = [(i, task) for i, spec in enumerate(self.envs) for task in spec.train_tasks]
+        if not self.all_tasks:
+            raise ValueError("no training tasks: every env's train split is empty or went to validation")
+
+    def epoch_order(self, epoch: int) -> list[tuple[int, str]]:
+        """``(env_index, task_id)`` of epoch ``epoch``: one permutation of all tasks, or envs interleaved (uniform)."""
+        rng = np.random.default_rng([self.config.run.seed, 7, epoch])
+        if self.config.rollout.mixture == "proportional":
+            return [self.all_tasks[i] for i in rng.permutation(len(self.all_tasks))]
+        per_env = [
+            [(i, spec.train_tasks[j]) for j in rng.permutation(len(spec.train_tasks))]
+            for i, spec in enumerate(self.envs)
+        ]
+        order: list[tuple[int, str]] = []
+        for k in range(max(len(tasks) for tasks in per_env)):
+            order.extend(tasks[k] for tasks in per_env if k < len(tasks))
+        return order
+
+    def draw(self, step: int, epoch: int, cursor: int) -> tuple[list[Group], tuple[int, int]]:
+        """The ``prompts_per_batch`` groups of ``step`` from position ``(epoch, cursor)``, and the next position."""
+        order = self.epoch_order(epoch)
+        groups = []
+        for g in range(self.config.rollout.prompts_per_batch):
+            if cursor >= len(order):
+                epoch, cursor = epoch + 1, 0
+                order = self.epoch_order(epoch)
+            env_index, task = order[cursor]
+            cursor += 1
+            seed = 0 if self.config.rollout.env_seed == "fixed" else derive_seed(self.config.run.seed, step, 4, g)
+            groups.append((g, env_index, task, seed % (2**31)))
+        return groups, (epoch, cursor)
+
+    def requests(self, step: int, group: Group) -> list[EpisodeRequest]:
+        """The ``G`` episode requests of a group (same task and reset seed)."""
+        g, env_index, task, seed = group
+        spec = self.envs[env_index]
+        group_id = f"{step}:{g}:{spec.name}:{task}:{seed}"
+        return [
+            EpisodeRequest(spec.factory, spec.name, task, seed, group_id, f"{step}:{g}:{m}")
+            for m in range(self.config.rollout.group_size)
+        ]

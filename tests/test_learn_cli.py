@@ -1,0 +1,72 @@
+"""``mimesis-gym train`` user errors (issue 13): one line on stderr, exit status 2, before any model is loaded."""
+
+import subprocess
+import sys
+
+import pytest
+
+from mimesis_gym.cli import main
+
+GOOD = "envs: [mimesis_testing/KeywordEcho-v0]\npolicy: factory:tests.test_learn_cli:must_not_load\npreset: cpu-tiny\n"
+
+
+def must_not_load():
+    raise AssertionError("the policy was loaded although the job is invalid")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (GOOD + "algorithm: ppo\n", "unknown algorithm 'ppo'; known: grpo, grpo-outcome, foldgrpo, infopo, csd"),
+        (GOOD + "algorithm: [grpo]\n", "algorithm must be a name"),
+        ("envs: [mimesis_testing/KeywordEcho-v0\npolicy: tiny\n", "is not valid YAML: expected ',' or ']'"),
+        (
+            GOOD.replace("mimesis_testing/KeywordEcho-v0", "mimesis/NoSuchGym-v0"),
+            "unknown env id 'mimesis/NoSuchGym-v0'",
+        ),
+        (GOOD.replace("mimesis_testing/", "no_such_module:mimesis_testing/"), "No module named 'no_such_module'"),
+        (GOOD + "run: {total_steps: 0}\n", "run.total_steps: Input should be greater than or equal to 1"),
+        (GOOD.replace("must_not_load", "no_such_factory"), "has no attribute 'no_such_factory'"),
+        (
+            GOOD + "algorithm: csd\ncsd: {coach: {kind: scripted}}\n",
+            "csd.coach: kind='scripted' needs csd.coach.callable",
+        ),
+    ],
+)
+def test_a_bad_job_prints_one_line_and_exits_2(tmp_path, capsys, text, message):
+    path = tmp_path / "job.yaml"
+    path.write_text(text)
+    assert main(["train", "--config", str(path)]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("mimesis-gym train: "), captured.err
+    assert message in lines[0]
+    assert captured.out == ""
+
+
+def test_a_bad_file_in_each_format_and_a_missing_file(tmp_path, capsys):
+    for name, text, message in [
+        ("job.json", '{"envs": [', "is not valid JSON"),
+        ("job.toml", "envs = [", "is not valid TOML"),
+        ("job.ini", "[job]", "use .json, .yaml, .yml or .toml"),
+    ]:
+        (tmp_path / name).write_text(text)
+        assert main(["train", "--config", str(tmp_path / name)]) == 2
+        assert message in capsys.readouterr().err
+    assert main(["train", "--config", str(tmp_path / "missing.yaml")]) == 2
+    assert "No such file" in capsys.readouterr().err
+
+
+def test_the_command_line_shows_no_traceback(tmp_path):
+    path = tmp_path / "job.yaml"
+    path.write_text(GOOD + "algorithm: ppo\n")
+    completed = subprocess.run(
+        [sys.executable, "-m", "mimesis_gym.cli", "train", "--config", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert completed.returncode == 2
+    assert completed.stderr.strip().splitlines() == [
+        "mimesis-gym train: unknown algorithm 'ppo'; known: grpo, grpo-outcome, foldgrpo, infopo, csd"
+    ]

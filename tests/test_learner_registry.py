@@ -1,0 +1,88 @@
+"""The learner registry (docs/writing-a-learner.md): which learners an algorithm name and a config turn on."""
+
+import pytest
+
+pytest.importorskip("torch", reason="the local stack is installed by `make test`")
+
+from mimesis_gym.algorithms.config import TrainerConfig
+from mimesis_gym.algorithms.learners import (
+    LEARNERS,
+    Learner,
+    algorithm_names,
+    register_learner,
+    select_learners,
+)
+from mimesis_gym.algorithms.learners.csd import CSD
+from mimesis_gym.algorithms.learners.infopo import InfoPO
+from tests.support.torch_fixtures import learner_registry  # noqa: F401
+
+SCRIPTED = ["csd.coach.kind=scripted", "csd.coach.callable=mimesis_gym.algorithms.testing:keyword_echo_coach"]
+
+
+class Custom(Learner):
+    name = "custom"
+
+    def advantages(self, batch):
+        return [[1.0] * len(e.turns) for e in batch.episodes]
+
+
+def names(classes):
+    return [learner.name for learner in classes]
+
+
+def test_built_in_names_turn_on_their_learners():
+    config = TrainerConfig().with_overrides(SCRIPTED)
+    assert names(select_learners(config, "grpo")[1]) == []
+    assert names(select_learners(config, "foldgrpo")[1]) == []
+    infopo_config, infopo = select_learners(config, "infopo")
+    assert infopo == [InfoPO] and infopo_config.advantage.estimator == "infopo"
+    csd_config, csd = select_learners(config, "csd")
+    assert csd == [CSD] and csd_config.csd.enabled and csd_config.advantage.estimator == "grpo_multiturn"
+    assert algorithm_names()[:5] == ["grpo", "grpo-outcome", "foldgrpo", "infopo", "csd"]
+
+
+def test_a_config_alone_turns_learners_on_and_alpha_zero_is_off():
+    both = TrainerConfig().with_overrides([*SCRIPTED, "advantage.estimator=infopo", "csd.enabled=true"])
+    assert select_learners(both, None)[1] == [InfoPO, CSD]
+    assert select_learners(both.with_overrides(["csd.alpha=0"]), None)[1] == [InfoPO]
+
+
+def test_learners_check_their_settings_and_unknown_names_fail():
+    with pytest.raises(ValueError, match=r"csd\.coach\.callable"):
+        select_learners(TrainerConfig().with_overrides(["csd.enabled=true", "csd.coach.kind=scripted"]), None)
+    with pytest.raises(ValueError, match="context_mode='accumulate'"):
+        select_learners(TrainerConfig().with_overrides(["rollout.context_mode=per_turn"]), "infopo")
+    with pytest.raises(ValueError, match="unknown algorithm 'ppo'; known: grpo, grpo-outcome, foldgrpo, infopo, csd"):
+        select_learners(TrainerConfig(), "ppo")
+
+
+@pytest.mark.usefixtures("learner_registry")
+def test_a_learner_registered_at_run_time_is_selected_by_name():
+    assert register_learner(Custom) is Custom
+    assert "custom" in algorithm_names()
+    base = TrainerConfig().with_overrides([*SCRIPTED, "csd.enabled=true", "advantage.estimator=foldgrpo"])
+    config, chosen = select_learners(base, "custom")
+    assert chosen == [Custom] and not config.csd.enabled and config.advantage.estimator == "foldgrpo"
+    assert select_learners(base, "grpo")[1] == []  # never on unless named
+
+
+@pytest.mark.usefixtures("learner_registry")
+def test_registration_refuses_mistakes():
+    register_learner(Custom)
+    with pytest.raises(TypeError, match="Learner subclass"):
+        register_learner(object)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="name is empty"):
+        register_learner(type("Nameless", (Learner,), {}))
+    other = type("Other", (Custom,), {})
+    with pytest.raises(ValueError, match="already registered"):
+        register_learner(other)
+    assert register_learner(other, replace=True) is other and LEARNERS["custom"] is other
+
+
+@pytest.mark.usefixtures("learner_registry")
+def test_two_learners_replacing_the_advantages_are_refused():
+    register_learner(Custom)
+    rival = register_learner(type("Rival", (Custom,), {"name": "rival", "enabled": classmethod(lambda cls, c: True)}))
+    with pytest.raises(ValueError, match="custom, rival would each replace the advantages"):
+        select_learners(TrainerConfig(), "custom")
+    assert rival in LEARNERS.values()
