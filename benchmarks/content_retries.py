@@ -1,6 +1,8 @@
 """Content retries measured side by side: the same TurtleGym workload with retries off and on.
 
-A vLLM server serves the tiny model as TurtleGym's user and judges (temperature 0, JSON roles).
+A vLLM server serves the tiny model as TurtleGym's user and judges (temperature 0, JSON roles), with
+``json_mode`` ``auto`` (the server's structured output: a JSON schema that requires the role's keys)
+and ``off`` (JSON asked for by the prompt only, as for thinking models such as MIMESIS).
 The same episodes — same tasks, seeds and agent questions — run twice in one process: once with
 retries off (``content_retries=0``, no refusal retry: a bad reply falls back at once) and once
 with retries on (the repair turn: the rejected reply quoted back with one instruction and another
@@ -62,8 +64,10 @@ class Result:
         return self.steps / self.seconds
 
 
-def make_user(base_url: str, retries: bool) -> CountingModel:
-    config = EndpointConfig(base_url=base_url, model="tiny", max_concurrency=64, content_retries=2 if retries else 0)
+def make_user(base_url: str, retries: bool, json_mode: str) -> CountingModel:
+    config = EndpointConfig(
+        base_url=base_url, model="tiny", max_concurrency=64, content_retries=2 if retries else 0, json_mode=json_mode
+    )
     policy = RetryPolicy(
         max_retries=config.max_retries,
         content_retries=config.content_retries,
@@ -88,8 +92,10 @@ async def episode(user: CountingModel, task_id: str, seed: int, turns: int) -> t
     return steps, failed
 
 
-async def run(base_url: str, retries: bool, work: list[tuple[str, int]], turns: int, concurrency: int) -> Result:
-    user = make_user(base_url, retries)
+async def run(
+    base_url: str, retries: bool, work: list[tuple[str, int]], turns: int, concurrency: int, json_mode: str
+) -> Result:
+    user = make_user(base_url, retries, json_mode)
     limit = asyncio.Semaphore(concurrency)
     CountingModel.requests = 0
 
@@ -104,21 +110,21 @@ async def run(base_url: str, retries: bool, work: list[tuple[str, int]], turns: 
     return Result(sum(s for s, _ in outcomes), sum(f for _, f in outcomes), CountingModel.requests, seconds)
 
 
-def measure(base_url: str, episodes: int, turns: int) -> None:
+def measure(base_url: str, episodes: int, turns: int, json_modes: list[str]) -> None:
     pack = gym.make("mimesis/TurtleGym-v0").unwrapped.task_pack
     tasks = [task.id for task in pack.pool("test")]
     work = [(tasks[i % len(tasks)], i) for i in range(episodes)]
-    asyncio.run(run(base_url, True, work[:2], 1, 2))  # warm-up
-    print(f"{'mode':<34} {'steps/s':>8} {'req/step':>9} {'failed':>7} {'steps':>6}")
-    for concurrency in (1, 16):
+    asyncio.run(run(base_url, True, work[:2], 1, 2, "auto"))  # warm-up
+    print(f"{'mode':<46} {'steps/s':>8} {'req/step':>9} {'failed':>7} {'steps':>6}")
+    for json_mode, concurrency in [(mode, c) for mode in json_modes for c in (1, 16)]:
         subset = work[:4] if concurrency == 1 else work
         results = {}
         for retries in (False, True):  # the same episodes, back to back
-            result = asyncio.run(run(base_url, retries, subset, turns, concurrency))
+            result = asyncio.run(run(base_url, retries, subset, turns, concurrency, json_mode))
             results[retries] = result
-            label = f"retries {'on ' if retries else 'off'}, {concurrency} at a time"
+            label = f"json_mode {json_mode}, retries {'on ' if retries else 'off'}, {concurrency} at a time"
             print(
-                f"{label:<34} {result.steps_per_s:>8.3f} {result.requests / result.steps:>9.2f} "
+                f"{label:<46} {result.steps_per_s:>8.3f} {result.requests / result.steps:>9.2f} "
                 f"{result.failed:>7} {result.steps:>6}",
                 flush=True,
             )
@@ -134,16 +140,20 @@ def main() -> None:
     parser.add_argument("--base-url", default=os.environ.get("MIMESIS_VLLM_TEST_BASE_URL"))
     parser.add_argument("--episodes", type=int, default=16)
     parser.add_argument("--turns", type=int, default=3)
+    parser.add_argument(
+        "--json-modes", default="auto,off", help="auto: the server's structured output; off: prompt only"
+    )
     args = parser.parse_args()
+    modes = args.json_modes.split(",")
     if args.base_url:
-        measure(args.base_url, args.episodes, args.turns)
+        measure(args.base_url, args.episodes, args.turns, modes)
         return
     from mimesis_gym.users.serve import tiny_server
 
     python = os.environ.get("MIMESIS_VLLM_PYTHON", str(Path(__file__).resolve().parents[1] / ".venv-vllm/bin/python"))
     with tiny_server(python, log_file=os.devnull) as server:
         server.wait_healthy(timeout_s=600)
-        measure(server.command.base_url, args.episodes, args.turns)
+        measure(server.command.base_url, args.episodes, args.turns, modes)
 
 
 if __name__ == "__main__":

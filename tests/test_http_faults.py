@@ -169,7 +169,13 @@ def test_json_mode_and_coercion(server):
     server.script("fenced_json", "sloppy_json")
     m = model(server)
     assert chat(m, json_keys=["answer"]).json(["answer"])["answer"] == "yes"
-    assert server.requests[0]["body"]["response_format"] == {"type": "json_object"}
+    assert server.requests[0]["body"]["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "reply",
+            "schema": {"type": "object", "properties": {"answer": {}}, "required": ["answer"]},
+        },
+    }
     assert chat(m, json_keys=["answer", "reason"]).json(["answer", "reason"]) == {
         "answer": "yes",
         "reason": 'he said "hi" to me',
@@ -384,3 +390,17 @@ def test_repairs_do_not_pile_up_and_a_chat_ending_with_the_model_gets_only_a_new
     asyncio.run(model(server).chat(ending, max_tokens=8, temperature=0.0, seed=5))
     assert [request["body"]["messages"] for request in server.requests] == [ending, ending]
     assert server.requests[0]["body"]["seed"] != server.requests[1]["body"]["seed"]
+
+
+def test_a_server_refusing_json_schemas_gets_any_json_object_then_nothing(server):
+    server.script(
+        "status:400:response_format json_schema is not supported",
+        "status:400:response_format is not supported by this model",
+        'ok:{"answer": "yes"}',
+        'ok:{"answer": "no"}',
+    )
+    m = model(server)
+    assert chat(m, json_keys=["answer"]).json(["answer"]) == {"answer": "yes"}
+    assert chat(m, json_keys=["answer"]).usage.dropped_params == ("json_schema", "response_format")
+    formats = [request["body"].get("response_format", {}).get("type") for request in server.requests]
+    assert formats == ["json_schema", "json_object", None, None]

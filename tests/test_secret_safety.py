@@ -88,7 +88,7 @@ def test_a_reflected_key_is_scrubbed_from_failures_exceptions_logs_and_pickles(f
     assert reply.failure is not None and REDACTED in reply.failure.detail
     fault_server.script(mode)
     with pytest.raises(AttemptError) as raised:  # the client's own error, as the agent sees it
-        asyncio.run(m.post(m.request_body(MESSAGES, 16, 0.0, 0, False)))
+        asyncio.run(m.post(m.request_body(MESSAGES, 16, 0.0, 0)))
     logging.getLogger("mimesis_gym.test").warning("failed: %s", raised.value, exc_info=raised.value)
     texts = [
         str(reply),

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from mimesis_gym.core.chat import call_context
+from mimesis_gym.core.conventions import reply_schema
 from mimesis_gym.core.http import EndpointConfig, OpenAIChatModel
 
 pytestmark = pytest.mark.vllm
@@ -92,15 +93,15 @@ def test_json_mode_returns_parseable_json(vllm_base_url):
     ]
 
     async def raw():
-        body = model.request_body(messages, 128, 0.0, 0, True)
-        assert body["response_format"] == {"type": "json_object"}
+        body = model.request_body(messages, 128, 0.0, 0, reply_schema(["answer", "reason"]))
+        assert body["response_format"]["type"] == "json_schema"
         return (await model.post(body))["choices"][0]
 
     choice = asyncio.run(raw())
-    if choice["finish_reason"] != "length":
-        assert isinstance(json.loads(choice["message"]["content"]), dict)
+    if choice["finish_reason"] != "length":  # vLLM's structured output: every key is there
+        assert set(json.loads(choice["message"]["content"])) >= {"answer", "reason"}
     reply = chat(model, messages, max_tokens=128, json_keys=["answer", "reason"])
-    assert reply.failure is None or reply.failure.kind == "bad_json"
+    assert reply.failure is None or "token limit" in reply.failure.detail
     if reply.failure is None:
         assert set(reply.json(["answer", "reason"])) >= {"answer", "reason"}
 

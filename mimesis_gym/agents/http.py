@@ -137,7 +137,7 @@ class ToolCallingAgent(TextAgent):
         self.reinline = reinline == "on" or (reinline == "auto" and is_loopback(config.base_url))
 
     async def act(self, conv: Conversation, *, seed: int) -> AgentTurn:
-        body = self.client.request_body(conv.messages, self.max_tokens, self.temperature, seed, False)
+        body = self.client.request_body(conv.messages, self.max_tokens, self.temperature, seed)
         if conv.tools:
             body["tools"] = conv.tools
             body["tool_choice"] = self.tool_choice

@@ -32,6 +32,7 @@ __all__ = [
     "has_think_tag",
     "reinline_reasoning",
     "repair_messages",
+    "reply_schema",
     "role_messages",
     "split_thought",
 ]
@@ -187,6 +188,11 @@ REPAIR_SEED_STRIDE = 7919
 REPAIR_QUOTE_CHARS = 1200
 
 
+def reply_schema(keys: Sequence[str]) -> dict[str, Any]:
+    """The JSON schema of a role's reply: an object that holds every key (their values unconstrained)."""
+    return {"type": "object", "properties": {key: {} for key in keys}, "required": list(keys)}
+
+
 def repair_messages(
     messages: list[dict[str, Any]],
     failure: AttemptError,
@@ -290,7 +296,7 @@ class RetryPolicy:
 class BaseChatModel:
     """``chat()`` for every backend: one primitive ``_attempt`` plus the shared conventions.
 
-    Subclasses implement ``_attempt(messages, max_tokens, temperature, seed, json_mode)`` returning
+    Subclasses implement ``_attempt(messages, max_tokens, temperature, seed, json_schema)`` returning
     a :class:`RawCompletion` or raising :class:`AttemptError`. ``chat()`` then applies
     re-inlining, think stripping with the doubled-budget retry, refusal detection, JSON coercion
     and the retry loop, and never raises for model or transport problems (a misconfigured endpoint
@@ -317,8 +323,15 @@ class BaseChatModel:
     # -- backend primitive -------------------------------------------------------------------
 
     async def _attempt(
-        self, messages: list[dict[str, Any]], max_tokens: int, temperature: float, seed: int | None, json_mode: bool
+        self,
+        messages: list[dict[str, Any]],
+        max_tokens: int,
+        temperature: float,
+        seed: int | None,
+        json_schema: dict[str, Any] | None,
     ) -> RawCompletion:
+        """One request. ``json_schema`` (see :func:`reply_schema`) is set when the backend should constrain
+        the reply to a JSON object holding the role's keys (its JSON mode); ``None`` otherwise."""
         raise NotImplementedError
 
     def _wants_json_mode(self, json_keys: Sequence[str] | None) -> bool:
@@ -349,13 +362,13 @@ class BaseChatModel:
         tokens = [0, 0, 0]
         attempts = retries = content_retries = refusal_retries = 0
         budget_doubled = False
-        json_mode = self._wants_json_mode(json_keys)
+        json_schema = reply_schema(json_keys) if json_keys is not None and self._wants_json_mode(json_keys) else None
         original_messages = messages
         while True:
             attempts += 1
             failure: AttemptError | None = None
             try:
-                raw = await self._attempt(messages, max_tokens, temperature, seed, json_mode)
+                raw = await self._attempt(messages, max_tokens, temperature, seed, json_schema)
             except AttemptError as error:
                 failure = error
             except (asyncio.CancelledError, MimesisGymError):

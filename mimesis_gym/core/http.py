@@ -266,9 +266,13 @@ class OpenAIChatModel(BaseChatModel):
         max_tokens: int,
         temperature: float,
         seed: int | None,
-        json_mode: bool,
+        json_schema: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """The chat-completions body, minus any field adaptation has dropped (users.md §3.3)."""
+        """The chat-completions body, minus any field adaptation has dropped (users.md §3.3).
+
+        With ``json_schema``, ``response_format`` asks for that schema (the server's structured
+        output: every key present), or for any JSON object once the server has refused schemas.
+        """
         body: dict[str, Any] = {"model": self.config.model, "messages": messages, self._token_param: max_tokens}
         if self.config.send_temperature and "temperature" not in self.dropped:
             body["temperature"] = temperature
@@ -276,8 +280,14 @@ class OpenAIChatModel(BaseChatModel):
             body["seed"] = seed
         body["stream"] = False
         body["n"] = 1
-        if json_mode and "response_format" not in self.dropped:
-            body["response_format"] = {"type": "json_object"}
+        if json_schema is not None and "response_format" not in self.dropped:
+            if "json_schema" in self.dropped:
+                body["response_format"] = {"type": "json_object"}
+            else:
+                body["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {"name": "reply", "schema": json_schema},
+                }
         body.update(self.config.extra_body)
         return body
 
@@ -355,6 +365,12 @@ class OpenAIChatModel(BaseChatModel):
 
     def _adapt(self, body: dict[str, Any], payload: bytes) -> bool:
         message = _error_message(payload).lower()
+        format_type = (body.get("response_format") or {}).get("type")
+        if format_type == "json_schema" and "json_schema" in message and "json_schema" not in self.dropped:
+            self.dropped.append("json_schema")
+            body["response_format"] = {"type": "json_object"}
+            logger.warning("%s: the server rejected JSON schemas; asking for any JSON object instead", self.name)
+            return True
         if "max_completion_tokens" in message and self._token_param == "max_tokens":
             if "max_tokens" in self.dropped:
                 return False
@@ -384,9 +400,14 @@ class OpenAIChatModel(BaseChatModel):
         return tuple(self.dropped)
 
     async def _attempt(
-        self, messages: list[dict[str, Any]], max_tokens: int, temperature: float, seed: int | None, json_mode: bool
+        self,
+        messages: list[dict[str, Any]],
+        max_tokens: int,
+        temperature: float,
+        seed: int | None,
+        json_schema: dict[str, Any] | None,
     ) -> RawCompletion:
-        body = self.request_body(messages, max_tokens, temperature, seed, json_mode)
+        body = self.request_body(messages, max_tokens, temperature, seed, json_schema)
         return parse_completion(await self.post(body))
 
     async def aclose(self) -> None:

@@ -85,7 +85,7 @@ def _served_models(response: httpx.Response) -> list[str] | None:
 
 async def _probe_completion(model: OpenAIChatModel, timeout_s: float) -> str:
     """A one-token completion for servers without ``/models``: only persistent faults fail it."""
-    body = model.request_body([{"role": "user", "content": "ping"}], 1, 0.0, None, False)
+    body = model.request_body([{"role": "user", "content": "ping"}], 1, 0.0, None)
     try:
         await asyncio.wait_for(model.post(body), timeout=timeout_s)
     except EndpointUnavailableError:

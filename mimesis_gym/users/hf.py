@@ -57,7 +57,12 @@ class HFChatModel(BaseChatModel):
         return self._engine
 
     async def _attempt(
-        self, messages: list[dict[str, Any]], max_tokens: int, temperature: float, seed: int | None, json_mode: bool
+        self,
+        messages: list[dict[str, Any]],
+        max_tokens: int,
+        temperature: float,
+        seed: int | None,
+        json_schema: dict[str, Any] | None,
     ) -> RawCompletion:
         engine = await asyncio.to_thread(self.engine)
         await asyncio.to_thread(engine.load)

@@ -77,7 +77,12 @@ class VLLMChatModel(BaseChatModel):
         return json_keys is not None and not self.thinking
 
     async def _attempt(
-        self, messages: list[dict[str, Any]], max_tokens: int, temperature: float, seed: int | None, json_mode: bool
+        self,
+        messages: list[dict[str, Any]],
+        max_tokens: int,
+        temperature: float,
+        seed: int | None,
+        json_schema: dict[str, Any] | None,
     ) -> RawCompletion:
         vllm = _import_vllm()
         engine = self._engine()
@@ -86,10 +91,10 @@ class VLLMChatModel(BaseChatModel):
             messages, add_generation_prompt=True, tokenize=True, **self.chat_template_kwargs
         )
         extra: dict[str, Any] = {}
-        if json_mode:
+        if json_schema is not None:
             from vllm.sampling_params import StructuredOutputsParams
 
-            extra["structured_outputs"] = StructuredOutputsParams(json_object=True)
+            extra["structured_outputs"] = StructuredOutputsParams(json=json_schema)
         params = vllm.SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed, **extra)
         final = None
         async for output in engine.generate({"prompt_token_ids": list(prompt_ids)}, params, uuid.uuid4().hex):
