@@ -419,6 +419,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         _usage(f"--out {out} is a file, not a directory")
     config = _eval_config(args, out)
+    created = not out.exists()
     if not args.resume:
         _check_out_dir(out)
     try:
@@ -438,6 +439,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     except Interrupted as stopped:
         print(f"interrupted; resume with: mimesis-gym eval --resume --out {out}", file=sys.stderr)
         return 130 if stopped.signum == signal.SIGINT else 143
+    except MimesisGymError:
+        if created and not any(out.iterdir()):
+            out.rmdir()  # stopped before anything was written (e.g. by the pre-flight): leave no trace
+        raise
     print((out / "summary.md").read_text(encoding="utf-8"), end="")
     print(f"results in {out}", file=sys.stderr)
     if counts.get("agent_error") or counts.get("env_error"):

@@ -36,7 +36,7 @@ def test_a_dead_user_stops_eval_before_anything_is_written(tmp_path, monkeypatch
     line = one_line(capsys)
     assert line.startswith("mimesis-gym eval: user 'mimesis-9b' is unavailable: cannot connect")
     assert base_url in line and "mimesis-gym serve-user mimesis-9b" in line
-    assert not (tmp_path / "run" / "run.json").exists()
+    assert not (tmp_path / "run").exists()  # nothing written, not even the directory
 
 
 def test_a_server_that_does_not_serve_the_model_fails_the_preflight(tmp_path, monkeypatch, server, capsys):
