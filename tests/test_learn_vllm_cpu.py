@@ -43,4 +43,5 @@ def test_colocated_engine_samples_with_exact_log_probs_and_takes_pushed_weights(
     if dtype == "float32":
         assert result["gap_max"] <= 1e-3, result  # same weights, same precision: the recompute agrees
     assert result["synced_changed"] and result["synced_follows_trainer"], result
+    assert not result["unsynced_follows_trainer"], result  # the check tells the pushed weights from the old ones
     assert result["version"] == 1
