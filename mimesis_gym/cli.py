@@ -357,7 +357,8 @@ def _check_out_dir(out: Any) -> None:
 
 
 def _eval_config(args: argparse.Namespace, out: Any) -> Any:
-    """The run's :class:`EvalConfig`: the stored one on ``--resume`` (only pace flags may change), else built."""
+    """The run's :class:`~mimesis_gym.evaluation.runner.EvalConfig`: the stored one on ``--resume`` (only pace
+    flags may change), else built."""
     from pydantic import ValidationError
 
     from mimesis_gym.evaluation.rundir import check_resume_overrides, stored_config
