@@ -1,7 +1,7 @@
 """ABCDBehavior: the scripted judge's scores for the scripted customer on the 156 fixed test rows.
 
 Three customers play every row of the original pack's ``test`` split against the scripted support
-agent and are scored by the scripted judge (envs/abcd.md §8.3):
+agent and are scored by the scripted judge (docs/envs/abcd.md, "Scripted judge"):
 
 - **enacted** — ``customers.ScriptedCustomer``: enacts each row's behavior (cooperative on control rows);
 - **announced** — the same lines, plus a turn-1 sentence that names the act (the judge halves R);

@@ -1,4 +1,4 @@
-"""Learner efficiency (algorithms.md §8): a full GRPO update beside a bare forward+backward, and padding.
+"""Learner efficiency (docs/algorithms.md): a full GRPO update beside a bare forward+backward, and padding.
 
 On one synthetic rollout batch (episodes with KeywordEcho-like lengths and masks, random ids and
 non-zero advantages), measured side by side in one run, interleaved, medians over ``--repeats``:

@@ -1,7 +1,7 @@
-"""Learning benchmark (algorithms.md §7.10): SmolLM2-135M learns KeywordEcho with GRPO (or CSD) on CPU.
+"""Learning benchmark (docs/algorithms.md): SmolLM2-135M learns KeywordEcho with GRPO (or CSD) on CPU.
 
 Preset ``cpu-tiny``: G = 4, 4 prompts per batch, one mini-batch (one optimizer step per batch),
-lr 5e-5 (§7.10's 1e-5 showed no learning trend here; the spec allows tuning within [5e-6, 5e-5]),
+lr 5e-5 (1e-5 showed no learning trend here; 5e-5 is the top of the usual [5e-6, 5e-5] range),
 fp32, 16 tokens per turn, 30 steps, seeds 0, 1, 2, the scripted user. For each seed it prints the
 per-step mean training reward and the greedy success on the 32 test keywords before and after
 training, then checks the criterion:

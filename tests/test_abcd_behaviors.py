@@ -1,4 +1,4 @@
-"""ABCDBehavior's behavior registry, parameters and applicability (envs/abcd.md §4)."""
+"""ABCDBehavior's behavior registry, parameters and applicability (docs/envs/abcd.md, "Behaviors")."""
 
 import copy
 import random

@@ -1,5 +1,5 @@
 """ABCDBehavior episodes: reward, thoughts, think gate, turns and failures, LLM roles, contract
-(envs/abcd.md §12 acceptance tests 1, 4, 5, 6, 9)."""
+(docs/envs/abcd.md)."""
 
 import json
 import pickle

@@ -1,4 +1,4 @@
-"""ABCDBehavior's scripted judge on hand-written chats (envs/abcd.md §8.3, acceptance test 3)."""
+"""ABCDBehavior's scripted judge on hand-written chats (docs/envs/abcd.md, "Scripted judge")."""
 
 from pathlib import Path
 

@@ -1,5 +1,4 @@
-"""ABCDBehavior data: the shipped original pack and the real ABCD loader (envs/abcd.md §3, §4, §10;
-acceptance tests 2 and 8)."""
+"""ABCDBehavior data: the shipped original pack and the real ABCD loader (docs/envs/abcd.md, "Data")."""
 
 import ast
 import collections

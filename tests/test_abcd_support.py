@@ -1,4 +1,4 @@
-"""ABCDBehavior's scripted support agent (envs/abcd.md §7.2, acceptance test 7)."""
+"""ABCDBehavior's scripted support agent (docs/envs/abcd.md, "Scripted support agent")."""
 
 import copy
 

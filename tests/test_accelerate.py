@@ -1,4 +1,4 @@
-"""The trainer runs unchanged under ``accelerate launch`` (algorithms.md §6.6): two CPU processes, gloo DDP.
+"""The trainer runs unchanged under ``accelerate launch`` (docs/algorithms.md): two CPU processes, gloo DDP.
 
 Both ranks train two steps on the tiny random model; the test checks that the two replicas hold
 identical parameters afterwards (DDP averaged every gradient), that they moved, and that rank 0

@@ -1,4 +1,7 @@
-"""The action grammar (DESIGN §2.2): one row per behaviour, the expected result written out."""
+"""The action grammar: one row per behaviour, the expected result written out.
+
+See docs/env-contract.md, "The action grammar".
+"""
 
 import pytest
 

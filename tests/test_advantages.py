@@ -1,4 +1,4 @@
-"""Advantage estimators against the vectors of algorithms.md §7.1-7.4."""
+"""Advantage estimators against hand-computed vectors (docs/algorithms.md)."""
 
 import random
 
@@ -80,7 +80,7 @@ def test_second_vector_set():
 
 
 def slow_reference(episodes, gamma=0.8):
-    """A direct transcription of §2.1 (r2g/r2g) used to cross-check the estimator."""
+    """A direct transcription of the r2g/r2g definition, used to cross-check the estimator."""
     import statistics
 
     def g(rewards):

@@ -1,4 +1,4 @@
-"""The paper's aggregation protocol (evaluation.md §2, acceptance tests 2-4) and report --from-scores."""
+"""The paper's aggregation protocol (docs/evaluation.md, "Scoring") and report --from-scores."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""The chat-model protocol types and the call context (users.md §1, §2.6)."""
+"""The chat-model protocol types and the call context (docs/users.md, "Your own chat model", "Failure kinds")."""
 
 import asyncio
 

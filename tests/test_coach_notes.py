@@ -1,4 +1,4 @@
-"""Coach note handling (algorithms.md §4.2, §7.6)."""
+"""Coach note handling (docs/algorithms.md)."""
 
 from mimesis_gym.algorithms.coach_notes import clean_note, leaked_items
 

@@ -1,4 +1,4 @@
-"""The CSD coach (algorithms.md §4.2, §4.5, §7.6): requests, pinned prompts, note handling, turn selection."""
+"""The CSD coach (docs/algorithms.md): requests, pinned prompts, note handling, turn selection."""
 
 import asyncio
 

@@ -1,4 +1,4 @@
-"""Think handling and the role frame (users.md §2.1-2.2)."""
+"""Think handling and the role frame (docs/users.md, "What every chat model guarantees")."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""CSD gate and loss against algorithms.md §7.6."""
+"""CSD gate and loss (docs/algorithms.md)."""
 
 import pytest
 

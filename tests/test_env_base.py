@@ -1,4 +1,4 @@
-"""The ConversationEnv contract (DESIGN §2.1), exercised through a minimal env with one user role."""
+"""The ConversationEnv contract (docs/env-contract.md), exercised through a minimal env with one user role."""
 
 import asyncio
 import pickle

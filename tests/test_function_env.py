@@ -1,4 +1,4 @@
-"""FunctionGym acceptance tests (envs/function.md §8)."""
+"""FunctionGym acceptance tests (docs/envs/function.md)."""
 
 import json
 import pickle
@@ -210,7 +210,7 @@ def test_upstream_pack_without_data_dir_names_both_sources(monkeypatch):
         gym.make("mimesis/FunctionGym-v0", pack="upstream")
 
 
-# ---------------------------------------------------------------- UserRL loader (§8.2)
+# ---------------------------------------------------------------- UserRL loader
 
 
 def test_upstream_counts_and_sample_record(userrl_dir):

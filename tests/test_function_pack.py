@@ -1,4 +1,7 @@
-"""The shipped original pack of FunctionGym: counts, quality rules, byte-exact regeneration (§2.2)."""
+"""The shipped original pack of FunctionGym: counts, quality rules, byte-exact regeneration.
+
+See docs/envs/function.md, "Task data".
+"""
 
 import collections
 import contextlib

@@ -1,4 +1,4 @@
-"""The tool-calling chat agent (evaluation.md §3.2) against a loopback server, alone and in a run."""
+"""The tool-calling chat agent (docs/evaluation.md, "Agents") against a loopback server, alone and in a run."""
 
 import asyncio
 import json

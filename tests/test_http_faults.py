@@ -1,4 +1,7 @@
-"""The HTTP chat model against a fault-injecting server on loopback (users.md §7.2)."""
+"""The HTTP chat model against a fault-injecting server on loopback.
+
+See docs/users.md, "What every chat model guarantees".
+"""
 
 import asyncio
 import logging

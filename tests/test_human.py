@@ -1,4 +1,4 @@
-"""The human user at the terminal (users.md §4.4), driven through its input function."""
+"""The human user at the terminal (docs/users.md, "A human"), driven through its input function."""
 
 import asyncio
 import json

@@ -1,4 +1,4 @@
-"""IntentionGym acceptance tests (envs/intention.md §8)."""
+"""IntentionGym acceptance tests (docs/envs/intention.md)."""
 
 import gymnasium as gym
 import pytest
@@ -118,7 +118,7 @@ def test_refusing_responder_gets_canned_replies():
         assert obs in CANNED_REPLIES and info["user_failure"] == "responder:refusal"
 
 
-# ---------------------------------------------------------------- UserRL data (§8.2)
+# ---------------------------------------------------------------- UserRL data
 
 
 def test_upstream_loader(userrl_dir):

@@ -1,4 +1,6 @@
-"""The shipped original pack of IntentionGym: counts, ids, demo fixture and quality rules (intention.md §2.2, §8.1).
+"""The shipped original pack of IntentionGym: counts, ids, demo fixture and quality rules.
+
+See docs/envs/intention.md, "Task data".
 
 These tests read the data files directly, so they specify the pack independently of the env code.
 """
@@ -90,7 +92,7 @@ def all_details() -> list[tuple[str, int, dict]]:
 
 
 def scripted_coverage(remaining: list[dict], question: str) -> list[int]:
-    """The env's scripted coverage judge (§4.2) on raw records."""
+    """The env's scripted coverage judge on raw records."""
     details = [Detail.model_validate(d) for d in remaining]
     return ScriptedCoverageJudge().decide(question=question, remaining=details).value
 

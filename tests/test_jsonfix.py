@@ -1,4 +1,7 @@
-"""JSON coercion of role replies (users.md §2.4): one case per tier, plus failures."""
+"""JSON coercion of role replies: one case per tier, plus failures.
+
+See docs/users.md, "What every chat model guarantees".
+"""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""KeywordEcho, the learners' test env (algorithms.md §7.9)."""
+"""KeywordEcho, the learners' test env (docs/algorithms.md)."""
 
 import pickle
 import warnings

@@ -1,4 +1,4 @@
-"""The batched in-process transformers engine and chat model, on the tiny model (users.md §4.2)."""
+"""The batched in-process transformers engine and chat model, on the tiny model (docs/users.md, "A local model")."""
 
 import asyncio
 

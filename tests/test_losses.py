@@ -1,4 +1,4 @@
-"""The PPO-clip core against algorithms.md §7.5."""
+"""The PPO-clip core (docs/algorithms.md)."""
 
 import math
 

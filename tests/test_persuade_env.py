@@ -1,4 +1,4 @@
-"""PersuadeGym acceptance tests (envs/persuade.md §8)."""
+"""PersuadeGym acceptance tests (docs/envs/persuade.md)."""
 
 import gymnasium as gym
 import pytest
@@ -128,7 +128,7 @@ def test_stance_judge_overrides_the_persuadee():
     assert env.step("[answer] x")[1] == 0.833333
 
 
-# ---------------------------------------------------------------- UserRL data (§8.2)
+# ---------------------------------------------------------------- UserRL data
 
 
 def test_upstream_loader(userrl_dir):

@@ -1,4 +1,6 @@
-"""PersuadeGym's original task pack: files, counts, the demo fixture and the quality rules (persuade.md §2.2, §8.1).
+"""PersuadeGym's original task pack: files, counts, the demo fixture and the quality rules.
+
+See docs/envs/persuade.md, "Task data".
 
 These tests read the committed JSONL files directly; they need no environment code. Assertion messages name the
 claim id so that a failing rule points at the record to fix.
@@ -38,7 +40,7 @@ COUNTERPOINT_KEYS = ["id", "summary", "keywords", "concession", "probe"]
 COUNTERPOINT_IDS = [f"cp{i}" for i in range(1, 7)]
 NGRAM = 10
 
-# §8.1: the fixed parts of the demo fixture (keywords and probes verbatim).
+# The fixed parts of the demo fixture (keywords and probes verbatim).
 DEMO_ID = "persuade-demo-01"
 DEMO_CLAIM = "Cities should ban private cars from their historic centres."
 DEMO_COUNTERPOINTS = [
@@ -235,7 +237,7 @@ def test_the_argument_matches_no_counterpoint():
 
 
 def test_six_probes_in_order_concede_one_point_each():
-    """The oracle path of the scripted persuadee (§4.1): each probe concedes exactly one new counterpoint."""
+    """The oracle path of the scripted persuadee: each probe concedes exactly one new counterpoint."""
     for r in all_records():
         matched: list[str] = []
         for cp in r["counterpoints"]:

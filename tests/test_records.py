@@ -1,4 +1,4 @@
-"""Training records (algorithms.md §1.2): fields, estimator metadata and privileged fields kept out of dumps."""
+"""Training records (docs/algorithms.md): fields, estimator metadata and privileged fields kept out of dumps."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""user= / judge= resolution and the alias registry (users.md §5, DESIGN §2.3)."""
+"""user= / judge= resolution and the alias registry (docs/users.md, "Aliases")."""
 
 import pickle
 import sys

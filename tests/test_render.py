@@ -1,4 +1,4 @@
-"""Chat-template deltas (algorithms.md §1.4, §7.7): exact ChatML deltas and the prefix check."""
+"""Chat-template deltas (docs/algorithms.md): exact ChatML deltas and the prefix check."""
 
 import copy
 

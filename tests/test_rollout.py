@@ -1,4 +1,4 @@
-"""Token-exact collection (algorithms.md §1.3, §1.6, §7.7) on the tiny random model, SmolLM2 and a scripted engine."""
+"""Token-exact collection (docs/algorithms.md) on the tiny random model, SmolLM2 and a scripted engine."""
 
 import gymnasium as gym
 import pytest

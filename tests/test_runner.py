@@ -1,4 +1,4 @@
-"""The evaluation runner (evaluation.md §1, acceptance tests 1, 5-8) with scripted agents and users."""
+"""The evaluation runner (docs/evaluation.md, "Work units and records") with scripted agents and users."""
 
 import json
 import os

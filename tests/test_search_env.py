@@ -1,4 +1,4 @@
-"""SearchGym acceptance tests (envs/search.md §8.1, §8.2): the demo walkthrough, the search backends
+"""SearchGym acceptance tests (docs/envs/search.md): the demo walkthrough, the search backends
 offline, the answer check and its judge, rewards, the oracle, determinism, pickling, the contract."""
 
 import asyncio
@@ -59,7 +59,7 @@ def counting_backend():
     return CountingBackend
 
 
-# ---------------------------------------------------------------- §8.1 demo fixture
+# ---------------------------------------------------------------- demo fixture
 
 
 def test_demo_walkthrough_with_bm25_and_the_scripted_judge():

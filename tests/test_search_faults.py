@@ -1,5 +1,6 @@
 """SearchGym's answer judge behind a real HTTP chat model, against the fault-injecting loopback server
-(users.md §7.2, envs/search.md §0, §4.2): failures fall back to "incorrect" and are reported, never raised."""
+(docs/envs/search.md, "The answer check and the judge"): failures fall back to "incorrect" and are reported,
+never raised."""
 
 import random
 

@@ -1,5 +1,5 @@
 """SearchGym's shipped world, corpus and questions: counts, the demo fixture, quality rules, reproducibility
-(envs/search.md §2.2, §8.1, §8.2).
+(docs/envs/search.md, "Task data").
 
 These tests read the data files directly, so they specify the pack independently of the generator;
 ``test_every_answer_follows_the_world`` re-derives each answer from ``world.json`` by following the

@@ -1,4 +1,6 @@
-"""SearchGym's Serper web backend against a loopback server speaking the Serper API (envs/search.md §4.1, §8.2).
+"""SearchGym's Serper web backend against a loopback server speaking the Serper API.
+
+See docs/envs/search.md, "Search backends (search_backend)".
 
 The fake server is a stdlib ``ThreadingHTTPServer`` on 127.0.0.1: each request takes the next scripted
 response (status, JSON body or raw bytes, delay) and is recorded (path, headers, body). It answers at

@@ -1,4 +1,4 @@
-"""SearchGym on UserRL's Bamboogle questions (envs/search.md §2.1, §8.2); skipped without ../shared/data."""
+"""SearchGym on UserRL's Bamboogle questions (docs/envs/search.md, "Task data"); skipped without ../shared/data."""
 
 import json
 

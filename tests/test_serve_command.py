@@ -1,4 +1,4 @@
-"""The vLLM server commands of serve-user (users.md §6), checked without launching anything."""
+"""The vLLM server commands of serve-user (docs/users.md, "Plugging in MIMESIS"), checked without launching anything."""
 
 import pytest
 

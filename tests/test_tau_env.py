@@ -1,4 +1,4 @@
-"""TauGym episodes, protocol and roles (envs/tau.md §1, §6–9; acceptance tests §11.5–7, §11.9)."""
+"""TauGym episodes, protocol and roles (docs/envs/tau.md)."""
 
 import json
 import pickle
@@ -48,7 +48,7 @@ def play_oracle(env, task_id, seed=0):
     return total, terminated, info
 
 
-# ---------------------------------------------------------------- construction and reset (§1)
+# ---------------------------------------------------------------- construction and reset
 
 
 def test_reset_draws_from_the_split_and_honours_task_id():
@@ -125,7 +125,7 @@ def test_upstream_prompts_come_from_the_parquets(tau_dir):
     assert live_obs.startswith("Customer's request: Hi there!")
 
 
-# ---------------------------------------------------------------- episodes with the oracle (§11.5)
+# ---------------------------------------------------------------- episodes with the oracle
 
 
 def test_oracle_scores_1_on_every_original_task():
@@ -214,7 +214,7 @@ def test_truncation_scores_nothing():
     assert (reward, terminated, truncated, info["reward_parts"]) == (0.0, False, True, {})
 
 
-# ---------------------------------------------------------------- protocol (§9, §11.6)
+# ---------------------------------------------------------------- protocol
 
 
 @pytest.mark.parametrize(
@@ -319,7 +319,7 @@ def test_evaluate_now_changes_nothing():
     assert unwrapped.evaluate_now() == before and unwrapped.db.overlay == {}
 
 
-# ---------------------------------------------------------------- scripted user (§7.2)
+# ---------------------------------------------------------------- scripted user
 
 
 FACTS = UserFacts(
@@ -385,7 +385,7 @@ def test_upstream_user_facts_are_derived(tau_dir):
     assert airline.payment == "travel certificate and visa credit card ending in 7447"
 
 
-# ---------------------------------------------------------------- the LLM user (§7.1, §11.7)
+# ---------------------------------------------------------------- the LLM user
 
 
 def llm_env(replies, **kwargs):
@@ -502,7 +502,7 @@ def test_a_refusing_user_server_gives_every_turn_the_failure_text():
         server.close()
 
 
-# ---------------------------------------------------------------- contract and cost (§11.9)
+# ---------------------------------------------------------------- contract and cost
 
 
 def test_construct_reset_and_step_read_no_files_after_the_first_load(tau_dir, monkeypatch):

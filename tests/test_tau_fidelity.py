@@ -1,4 +1,4 @@
-"""Fidelity of TauGym to tau-bench on every upstream task (envs/tau.md §4, §5, §8, §11.2–5).
+"""Fidelity of TauGym to tau-bench on every upstream task (docs/envs/tau.md, "Fidelity notes").
 
 For each of the 665 UserRL TauGym tasks (500 retail train, 115 retail test, 50 airline test), the
 oracle replays the gold actions through the env's tools and closes with the completion message:

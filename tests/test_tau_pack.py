@@ -1,4 +1,4 @@
-"""TauGym's data: the shipped original pack (§3.2, §11.8) and the upstream loader (§3.1)."""
+"""TauGym's data: the shipped original pack and the upstream loader (docs/envs/tau.md, "Task data")."""
 
 import collections
 import json
@@ -228,7 +228,7 @@ def test_regeneration_reproduces_the_committed_files_byte_for_byte(tmp_path):
         assert path.read_bytes() == (DATA / relative).read_bytes(), relative
 
 
-# ---------------------------------------------------------------- the upstream loader (§3.1)
+# ---------------------------------------------------------------- the upstream loader
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""TauGym's database model and tools (envs/tau.md §4, §5; acceptance tests §11.1–4)."""
+"""TauGym's database model and tools (docs/envs/tau.md, "Tools")."""
 
 import json
 from pathlib import Path
@@ -44,7 +44,7 @@ def record(db, table, key):
     return db.get(table, key)
 
 
-# ---------------------------------------------------------------- canonical form and digests (§4.2)
+# ---------------------------------------------------------------- canonical form and digests
 
 
 def test_canon_sorts_dict_keys_and_keeps_list_order():
@@ -153,7 +153,7 @@ def test_gold_state_comparison_equals_the_full_digest_comparison(pack):
                 assert gold.reached_by(other.db) == (gold.digest == other.digest), (task_id, other_id)
 
 
-# ---------------------------------------------------------------- fixed tool effects (§11.4)
+# ---------------------------------------------------------------- fixed tool effects
 
 
 def test_cancel_refunds_to_the_gift_card_and_cannot_repeat(pack):
@@ -304,7 +304,7 @@ def test_direct_and_one_stop_search_return_available_flights(pack):
     assert all(pair[0]["destination"] == pair[1]["origin"] for pair in onestop)
 
 
-# ---------------------------------------------------------------- argument checks (§5.1)
+# ---------------------------------------------------------------- argument checks
 
 
 @pytest.mark.parametrize(
@@ -355,7 +355,7 @@ def test_gold_kwargs_are_never_aliased_by_the_stored_records(pack):
     assert json.dumps([a.kwargs for a in task.actions]) == before
 
 
-# ---------------------------------------------------------------- calculate (§5.1)
+# ---------------------------------------------------------------- calculate
 
 
 @pytest.mark.parametrize(
@@ -394,7 +394,7 @@ def test_calculate_survives_deep_nesting():
     assert calculate("(" * 5000 + "1" + ")" * 5000).startswith("Error")
 
 
-# ---------------------------------------------------------------- tool list (§5.4)
+# ---------------------------------------------------------------- tool list
 
 
 def test_tool_list_text_lists_tools_sorted_with_parameters():

@@ -1,4 +1,4 @@
-"""TelepathyGym acceptance tests (envs/telepathy.md §8)."""
+"""TelepathyGym acceptance tests (docs/envs/telepathy.md)."""
 
 import gymnasium as gym
 import pytest
@@ -115,7 +115,7 @@ def test_refusing_answerer_falls_back_every_turn():
         assert (obs, reward, info["user_failure"]) == (ANSWERER_FALLBACK, 0.0, "answerer:refusal")
 
 
-# ---------------------------------------------------------------- UserRL data (§8.2)
+# ---------------------------------------------------------------- UserRL data
 
 
 def test_upstream_loader_and_title_lookup(userrl_dir):

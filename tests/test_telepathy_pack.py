@@ -1,5 +1,5 @@
 """The shipped original pack of TelepathyGym: counts, data quality rules, originality and byte-exact rebuild
-(envs/telepathy.md §2.2, §8.1, §8.2)."""
+(docs/envs/telepathy.md, "Task data")."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ RECORD_KEYS = [
     "attributes",
 ]
 
-# The spec's property vocabulary: these names in this order and at least these patterns.
+# The pack's property vocabulary: these names in this order and at least these patterns.
 SPEC_PATTERNS: dict[str, list[str]] = {
     "alive": ["alive", "living thing", "living being", "living creature", "organism", "still living"],
     "real": ["real", "exist in real life", "exists in real life", "actually exist", "actually exists", "real world"],
@@ -375,7 +375,7 @@ def test_source_table_matches_the_records():
     assert all(len(line.split("\t")) == 8 for line in lines)
 
 
-# ------------------------------------------------------------------------------------------------ demo (§8.1)
+# ------------------------------------------------------------------------------------------------ demo
 
 
 def test_demo_record_matches_the_spec():
@@ -393,6 +393,6 @@ def test_demo_record_matches_the_spec():
     assert all(attributes[name] is True for name in DEMO_TRUE)
     assert all(attributes[name] is False for name in DEMO_FALSE)
     assert all(attributes[name] is None for name in DEMO_NULL)
-    # The §8.1 walkthrough depends on these vocabulary facts.
+    # The demo walkthrough depends on these vocabulary facts.
     assert "bird" in nouns() and "car" in nouns() and "green" in attributes_file()["colours"]
     assert "mammal" in demo["hypernyms"] and "wild animal" in demo["hypernyms"] and "green" not in demo["colors"]

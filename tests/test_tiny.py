@@ -1,4 +1,4 @@
-"""The embedded tiny model: locate, convert once, checks of the cache (users.md §4.1)."""
+"""The embedded tiny model: locate, convert once, checks of the cache (docs/users.md, "A local model")."""
 
 import importlib.metadata
 import json

@@ -1,4 +1,4 @@
-"""TravelGym acceptance tests (envs/travel.md §8): the demo sequences, answer rules, profiles, options."""
+"""TravelGym acceptance tests (docs/envs/travel.md): the demo sequences, answer rules, profiles, options."""
 
 import pickle
 
@@ -135,7 +135,7 @@ def test_proactive_pick_is_seeded():
     assert len(picks) > 1
 
 
-# ---------------------------------------------------------------- answer rules (§4.4)
+# ---------------------------------------------------------------- answer rules
 
 
 def test_two_ids_in_one_answer_score_both_and_terminate():

@@ -1,4 +1,6 @@
-"""TravelGym's shipped pack: counts, the demo fixture, the catalogue and every quality rule (travel.md §2.2, §8).
+"""TravelGym's shipped pack: counts, the demo fixture, the catalogue and every quality rule.
+
+See docs/envs/travel.md, "Task data".
 
 These tests read the data files directly and re-evaluate every option with the predicate interpreter,
 so they specify the pack independently of the generator.
@@ -156,7 +158,7 @@ def test_option_counts_and_ids():
             assert data["best_id"] in data["correct_ids"]
 
 
-# ---------------------------------------------------------------- quality rules (§2.2)
+# ---------------------------------------------------------------- quality rules
 
 
 def test_types_agree_with_predicates_and_request():

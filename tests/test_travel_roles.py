@@ -1,4 +1,7 @@
-"""TravelGym roles: scripted judge/classifier rules, LLM roles with test doubles, failures (§4, §7, §8.2)."""
+"""TravelGym roles: scripted judge/classifier rules, LLM roles with test doubles, failures.
+
+See docs/envs/travel.md, "Roles".
+"""
 
 import json
 import random

@@ -1,4 +1,4 @@
-"""TravelGym on UserRL data: the loader on a schema fixture and the real parquets; prompt_set="userrl" (§2.1, §7, §8.2).
+"""TravelGym on UserRL data: the loader on a schema fixture and the real parquets; prompt_set="userrl".
 
 UserRL's ``travelgym_data_{W}.json`` files are not in ``../shared/data``; ``tests/data/travel_upstream``
 holds two invented records in their schema, a fixture ``utils.py`` and the rows of three parquet

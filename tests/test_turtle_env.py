@@ -1,4 +1,4 @@
-"""TurtleGym acceptance tests (envs/turtle.md §8)."""
+"""TurtleGym acceptance tests (docs/envs/turtle.md)."""
 
 import json
 
@@ -130,7 +130,7 @@ def test_role_max_tokens_caps_the_llm_calls():
     assert oracle.calls[0]["max_tokens"] == 128
 
 
-# ---------------------------------------------------------------- UserRL data (§8.2)
+# ---------------------------------------------------------------- UserRL data
 
 
 def test_upstream_loader(userrl_dir):

@@ -1,8 +1,7 @@
-"""TurtleGym's original puzzle pack as data (envs/turtle.md §2.2, §8.1, §8.2).
+"""TurtleGym's original puzzle pack as data (docs/envs/turtle.md, "Task data").
 
-Counts, ids and schema; the demo fixture; the quality rules of §2.2, including the behaviour of the
-scripted roles (§4.1 oracle, §4.2 judge) on every puzzle; the theme cap; originality against UserRL.
-The scripted roles are re-stated here from the spec so that the data is checked on its own.
+Counts, ids and schema; the demo fixture; the quality rules, including the behaviour of the
+scripted roles (oracle, judge) on every puzzle; the theme cap; originality against UserRL.
 """
 
 import hashlib
@@ -164,18 +163,18 @@ def all_records() -> list[dict]:
 
 
 # --------------------------------------------------------------------------------------------------
-# Scripted roles, as §4.1 and §4.2 define them
+# Scripted roles (docs/envs/turtle.md, "Roles")
 
 
 def scripted_oracle(facts: list[dict], question: str) -> tuple[str, int | None]:
-    """(answer, index of the deciding fact) from the env's scripted oracle (§4.1)."""
+    """(answer, index of the deciding fact) from the env's scripted oracle."""
     parsed = [Fact(**fact) for fact in facts]
     answer, fact = scripted_answer(question, parsed)
     return answer, None if fact is None else parsed.index(fact)
 
 
 def criterion_score(keywords: list[list[str]], text: str) -> float:
-    """The env's scripted rubric score of one criterion (§4.2)."""
+    """The env's scripted rubric score of one criterion."""
     return scripted_criterion_score(Criterion(statement="", weight=0.0, keywords=keywords), text)
 
 
@@ -257,7 +256,7 @@ def test_manifest_counts_and_digests():
 
 
 # --------------------------------------------------------------------------------------------------
-# Demo fixture (§8.1)
+# Demo fixture
 
 
 def test_demo_record_equals_the_spec_fixture():
@@ -292,7 +291,7 @@ def test_demo_scripted_judge_scores_as_the_spec_run():
 
 
 # --------------------------------------------------------------------------------------------------
-# Quality rules (§2.2)
+# Quality rules
 
 
 def test_titles_are_unique_case_insensitively():
@@ -399,7 +398,7 @@ def test_at_most_ten_bottoms_use_death_words():
 
 
 # --------------------------------------------------------------------------------------------------
-# Originality (§8.2)
+# Originality
 
 
 @lru_cache(maxsize=1)

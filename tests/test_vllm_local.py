@@ -1,4 +1,4 @@
-"""The in-process vLLM chat model (users.md §4.3): GPU tests with the tiny model, plus the
+"""The in-process vLLM chat model (docs/users.md, "Aliases"): GPU tests with the tiny model, plus the
 behaviour without vLLM installed (the main test environment)."""
 
 import asyncio

@@ -1,4 +1,4 @@
-"""The HTTP path against a real vLLM server on loopback serving the tiny model (users.md §7.1).
+"""The HTTP path against a real vLLM server on loopback serving the tiny model (docs/users.md, "Plugging in MIMESIS").
 
 Marker ``vllm``; run by ``make test-vllm`` (which creates ``.venv-vllm`` first). The server is
 started once per session with ``serve-user tiny`` semantics. Outside CI a missing ``.venv-vllm``

@@ -1,4 +1,4 @@
-"""Agent policies for rollouts and evaluation (evaluation.md §3)."""
+"""Agent policies for rollouts and evaluation (docs/evaluation.md, "Agents")."""
 
 from mimesis_gym.agents.base import Agent, AgentTurn, Conversation
 from mimesis_gym.agents.oracle import OracleAgent, run_oracle_episode

@@ -1,4 +1,4 @@
-"""The agent protocol used by the evaluation runner (evaluation.md §3.1)."""
+"""The agent protocol used by the evaluation runner."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The text-grammar fallback (evaluation.md §3.3) and the grammar note for models without tools."""
+"""The text-grammar fallback and the grammar note for models without tools."""
 
 from __future__ import annotations
 

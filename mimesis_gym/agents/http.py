@@ -1,9 +1,9 @@
-"""The tool-calling chat agent for OpenAI-compatible endpoints (evaluation.md §3.2).
+"""The tool-calling chat agent for OpenAI-compatible endpoints (docs/evaluation.md, "Agents").
 
 It sends the env's ``interact_with_env`` tool with ``tool_choice`` (``required`` by default) and
 takes ``tool_calls[0]`` as the action: its arguments coerced to ``{"choice", "content"}``, or the
 raw arguments string when they are not an object (the env then rejects it and the turn is spent).
-Without a tool call, ``on_no_tool_call="grammar"`` reads a tagged line from the content (§3.3) and
+Without a tool call, ``on_no_tool_call="grammar"`` reads a tagged line from the content and
 ``"end"`` ends the episode, as the paper's harness did. Transport, timeouts, adaptation and keys
 are the users' HTTP client's; retries follow its policy with ``max_retries`` 9.
 

@@ -1,4 +1,4 @@
-"""Local agents on the in-process transformers engine (evaluation.md §3.4): ``tiny``, ``hf:<path>``.
+"""Local agents on the in-process transformers engine: ``tiny``, ``hf:<path>``.
 
 The engine is the one users share (``core.local_lm``), so concurrent episodes' agent turns are
 batched together. The tiny model's chat template ignores tools, so the grammar note is appended to

@@ -1,4 +1,4 @@
-"""The oracle agent: plays each env's privileged oracle policy (DESIGN §2.1, evaluation.md §3.5).
+"""The oracle agent: plays each env's privileged oracle policy (docs/env-contract.md, "Attributes").
 
 It reads ``env.unwrapped.oracle_action()``, which sees the hidden task data, so it is a test and
 teaching baseline (the upper bound of an env's score), never a measure of an agent.

@@ -1,4 +1,4 @@
-"""The agent alias registry (evaluation.md §3.6): ``tiny``, ``hf:…``, ``scripted:…``, ``oracle``."""
+"""The agent alias registry (docs/evaluation.md, "Agents"): ``tiny``, ``hf:…``, ``scripted:…``, ``oracle``."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ RELEASED_AGENTS: dict[str, tuple[str, str]] = {
     "infopo-agent": ("phanviethoang1512/Qwen3-8B-InfoPO-Agent", "InfoPO"),
     "csd-agent": ("phanviethoang1512/Qwen3-8B-CSD-Agent", "CSD"),
 }
-"""Released agents (evaluation.md §3.6): hub id and table label; served by vLLM at
+"""Released agents: hub id and table label; served by vLLM at
 ``$MIMESIS_AGENT_<KEY>_BASE_URL`` (default ``http://127.0.0.1:8100/v1``), served name = alias."""
 
 KNOWN_AGENTS = (

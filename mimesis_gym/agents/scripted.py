@@ -1,4 +1,4 @@
-"""Scripted baseline agents (evaluation.md §3.5): ``scripted:noop``, ``scripted:random[:delay]``, ``oracle``."""
+"""Scripted baseline agents: ``scripted:noop``, ``scripted:random[:delay]``, ``oracle``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Contracts shared by everything in mimesis_gym (DESIGN §2). Imports nothing else of ours."""
+"""Contracts shared by everything in mimesis_gym (docs/env-contract.md). Imports nothing else of ours."""
 
 from mimesis_gym.core.actions import ACTION_KINDS, MalformedAction, ParsedAction, parse_action
 from mimesis_gym.core.chat import (

@@ -1,4 +1,4 @@
-"""The action grammar shared by the agent-facing envs (DESIGN §2.2).
+"""The action grammar shared by the agent-facing envs (docs/env-contract.md, "The action grammar").
 
 An action is ``[action] text``, ``[search] text``, ``[answer] text`` or ``[finish]``, or the
 equivalent tool call ``interact_with_env(choice, content)`` given as a dict or its JSON. Parsing
@@ -36,7 +36,7 @@ class ParsedAction:
 
     ``tag`` is the kind written by the agent, ``kind`` the kind the env handles it as (they differ
     only for a tolerated alias, e.g. TurtleGym's ``[search]`` handled as ``action``). ``canonical``
-    is the action's canonical string (DESIGN §2.2), which the transcript records.
+    is the action's canonical string, which the transcript records.
     """
 
     kind: str

@@ -1,4 +1,4 @@
-"""Running an env's native async methods from its sync ``reset``/``step`` (DESIGN §2.1).
+"""Running an env's native async methods from its sync ``reset``/``step`` (docs/env-contract.md, "reset and step").
 
 Two paths:
 

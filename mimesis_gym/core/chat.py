@@ -1,4 +1,4 @@
-"""The chat-model protocol shared by every user, judge and agent backend (users.md §1).
+"""The chat-model protocol shared by every user, judge and agent backend (docs/users.md, "Your own chat model").
 
 A *chat model* is anything with ``async chat(messages, *, max_tokens, temperature, seed,
 json_keys=None) -> ChatReply``. ``chat()`` never raises for model or transport problems: every
@@ -57,7 +57,7 @@ FailureKind = Literal[
     "invalid_value",
     "step_timeout",
 ]
-"""Fine failure kinds (users.md §2.6). Records keep these; ``info`` shows the coarse kind."""
+"""Fine failure kinds (docs/users.md, "Failure kinds"). Records keep these; ``info`` shows the coarse kind."""
 
 DETAIL_MAX_CHARS = 200
 """The longest :attr:`ChatFailure.detail`."""
@@ -158,7 +158,7 @@ class ChatReply:
         return self.failure is None
 
     def json(self, keys: Sequence[str] | None = None) -> dict[str, Any]:
-        """Coerce ``text`` to a JSON object (users.md §2.4); cached per reply and key set.
+        """Coerce ``text`` to a JSON object with ``coerce_json``; cached per reply and key set.
 
         Raises :class:`mimesis_gym.core.jsonfix.JSONCoercionError` when the text holds no object
         with every requested key.
@@ -203,7 +203,7 @@ class ChatModel(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class ThoughtRecord:
-    """One role thought of an episode (users.md §2.3): privileged, never shown to the agent."""
+    """One role thought of an episode: privileged, never shown to the agent."""
 
     turn: int
     role: str
@@ -236,7 +236,7 @@ def current_call_context() -> CallContext:
 
 @contextlib.contextmanager
 def call_context(episode_id: str, role: str, turn: int) -> Iterator[CallContext]:
-    """Set the role-call context for the duration of one ``chat()`` call (users.md §1.2).
+    """Set the role-call context for the duration of one ``chat()`` call.
 
     Built on :mod:`contextvars`, so it follows asyncio tasks: concurrent episodes on one event
     loop each see their own context.

@@ -1,6 +1,6 @@
-"""Conventions shared by every chat model (users.md §2): the role frame, think handling, refusal
-detection and the retry loop of :class:`BaseChatModel`, which every backend inherits so that the
-conventions live in exactly one place.
+"""Conventions shared by every chat model: the role frame, think handling, refusal detection and the
+retry loop of :class:`BaseChatModel`, which every backend inherits so that the conventions live in
+exactly one place. What they promise: docs/users.md, "What every chat model guarantees".
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def has_think_tag(text: str) -> bool:
 
 
 def split_thought(raw: str) -> tuple[str, str | None]:
-    """Split a raw completion into ``(utterance, thought)`` (users.md §2.2, step 2).
+    """Split a raw completion into ``(utterance, thought)``.
 
     For each tag family in order: (a) remove every complete ``opener…closer`` block (shortest
     match); (b) if a closer remains (the template pre-filled the opener), remove everything from
@@ -105,7 +105,7 @@ def _without_tags(text: str) -> str:
 
 
 def reinline_reasoning(content: str, reasoning: str | None) -> str:
-    """Rebuild ``<think>reasoning</think>content`` from a separate reasoning field (users.md §2.2.1).
+    """Rebuild ``<think>reasoning</think>content`` from a separate reasoning field.
 
     Applied only when ``reasoning`` is non-empty and ``content`` holds no closing think tag, so both
     server set-ups (reasoning parser on or off) look the same afterwards.
@@ -142,7 +142,7 @@ def role_messages(
 
 
 # ---------------------------------------------------------------------------------------------
-# Refusal detection (users.md §2.5)
+# Refusal detection
 
 _REFUSAL_VERBS = (
     r"help|assist|comply|continue|participate|engage|role[- ]?play|pretend|"
@@ -177,7 +177,7 @@ def detect_refusal(text: str, patterns: Sequence[str] | None = None) -> str | No
 
 
 # ---------------------------------------------------------------------------------------------
-# The shared retry loop (users.md §2.2-2.6)
+# The shared retry loop
 
 TRANSPORT_KINDS = frozenset({"timeout", "connection", "rate_limited", "server_error"})
 CONTENT_KINDS = frozenset({"bad_response", "empty", "bad_json"})
@@ -264,7 +264,7 @@ class RawCompletion:
 
 @dataclass
 class RetryPolicy:
-    """Retry bounds and backoff (users.md §2.6). ``rng`` and ``sleep`` are injectable for tests."""
+    """Retry bounds and backoff. ``rng`` and ``sleep`` are injectable for tests."""
 
     max_retries: int = 5
     content_retries: int = 2
@@ -418,7 +418,7 @@ class BaseChatModel:
                 await policy.sleep(delay)
 
     def _judge(self, raw: RawCompletion, json_keys: Sequence[str] | None) -> ChatReply | AttemptError:
-        """Apply §2.2-2.5 to one raw completion: a reply, or the failure of this attempt."""
+        """Apply the refusal, think, empty and JSON checks to one raw completion: a reply, or this attempt's failure."""
         if raw.refusal:
             return AttemptError("refusal", f"refusal field: {raw.refusal}")
         if raw.finish_reason == "content_filter":

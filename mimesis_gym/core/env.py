@@ -1,4 +1,4 @@
-"""``ConversationEnv``: the contract every mimesis_gym environment implements (DESIGN §2.1).
+"""``ConversationEnv``: the contract every mimesis_gym environment implements (docs/env-contract.md).
 
 The base class owns everything that is the same in every env: the text spaces, option checking,
 task selection, the action grammar, turn counting, the reward profile's reward line, the public
@@ -69,7 +69,7 @@ class StepOutcome:
 
 
 def clipped_parts(parts: dict[str, float], low: float = 0.0, high: float = 1.0) -> dict[str, float]:
-    """``parts`` plus ``clip``: the adjustment that clipping their sum to ``[low, high]`` made (DESIGN 2.1)."""
+    """``parts`` plus ``clip``: the adjustment that clipping their sum to ``[low, high]`` made."""
     raw = 0.0
     for value in parts.values():
         raw += value
@@ -208,7 +208,7 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
         return self.max_episode_score
 
     def score_context(self) -> dict[str, Any]:
-        """What re-scoring an episode needs beyond its steps (evaluation.md §1.4)."""
+        """What re-scoring an episode needs beyond its steps (docs/evaluation.md, "Work units and records")."""
         return {}
 
     def oracle_action(self) -> str | dict[str, Any] | None:
@@ -249,7 +249,7 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
     async def areset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
-        """Native async ``reset`` (DESIGN §2.1)."""
+        """Native async ``reset``."""
         super().reset(seed=seed)
         task_id, split, episode_id = self._check_options(options)
         task = self._select_task(task_id, split)
@@ -270,7 +270,7 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
         return obs, info
 
     async def astep(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """Native async ``step`` (DESIGN §2.1). Malformed input costs the turn, never raises.
+        """Native async ``step``. Malformed input costs the turn, never raises.
 
         Text that cannot be encoded (a lone surrogate) becomes U+FFFD in the action on the way in
         and in the observation on the way out, so observations and the transcript always encode.

@@ -1,4 +1,4 @@
-"""The OpenAI-compatible HTTP chat model: vLLM servers and API providers (users.md §3).
+"""The OpenAI-compatible HTTP chat model: vLLM servers and API providers (docs/users.md, "An API model").
 
 Built on ``httpx.AsyncClient`` rather than the ``openai`` SDK so that there is exactly one retry
 layer (ours, in :class:`~mimesis_gym.core.conventions.BaseChatModel`), raw access to non-standard
@@ -50,7 +50,7 @@ _ADAPTABLE = ("seed", "response_format", "temperature")
 
 
 class EndpointConfig(BaseModel):
-    """Where and how to reach an OpenAI-compatible chat-completions endpoint (users.md §3.2).
+    """Where and how to reach an OpenAI-compatible chat-completions endpoint.
 
     Every field is serialisable; the API key itself is never stored, only the names of the
     variables that hold it (the first one set wins).
@@ -268,7 +268,7 @@ class OpenAIChatModel(BaseChatModel):
         seed: int | None,
         json_schema: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """The chat-completions body, minus any field adaptation has dropped (users.md §3.3).
+        """The chat-completions body, minus any field adaptation has dropped.
 
         With ``json_schema``, ``response_format`` asks for that schema (the server's structured
         output: every key present), or for any JSON object once the server has refused schemas.
@@ -296,7 +296,7 @@ class OpenAIChatModel(BaseChatModel):
 
         A 400 that names an unsupported ``seed``, ``response_format`` or ``temperature``, or asks
         for ``max_completion_tokens``, drops that field for the rest of this client's life and is
-        re-sent at once (users.md §3.5). The whole attempt has a total deadline of ``timeout_s``.
+        re-sent at once. The whole attempt has a total deadline of ``timeout_s``.
 
         With ``fail_fast``, a persistent fault met before the endpoint has ever answered raises
         :class:`~mimesis_gym.core.errors.EndpointUnavailableError` instead (see that module).
@@ -422,7 +422,7 @@ class OpenAIChatModel(BaseChatModel):
 
 
 def parse_completion(data: dict[str, Any]) -> RawCompletion:
-    """``choices[0].message`` and usage of a chat-completions body (users.md §3.4)."""
+    """``choices[0].message`` and usage of a chat-completions body."""
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise AttemptError("bad_response", "no choices in the response")

@@ -1,4 +1,4 @@
-"""Robust JSON coercion of role replies (users.md §2.4).
+"""Robust JSON coercion of role replies (docs/users.md, "What every chat model guarantees").
 
 User and judge models are asked for a JSON object and often answer with something close to one:
 fenced, wrapped in prose, with trailing commas, typographic quotes or unescaped inner quotes.
@@ -41,7 +41,7 @@ class JSONResult:
 
 
 def coerce_json(text: str, keys: Sequence[str] | None = None) -> JSONResult:
-    """Turn a role reply into a JSON object, trying tiers 0-4 in order (users.md §2.4).
+    """Turn a role reply into a JSON object, trying tiers 0-4 in order.
 
     Tier 0: ``json.loads``. Tier 1: the inside of the first fenced block, cut from the first
     ``{`` to the last ``}``, parsed non-strictly. Tier 2: tier 1 without trailing commas. Tier 3:

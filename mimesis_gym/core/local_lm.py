@@ -1,4 +1,4 @@
-"""In-process transformers engine with request batching (users.md §4.2), shared by users and agents.
+"""In-process transformers engine with request batching (docs/users.md, "A local model"), shared by users and agents.
 
 One :class:`LocalLM` per (path, dtype, device) per process, loaded lazily under a lock. Requests
 from many episodes queue up on a per-event-loop batcher that takes the first request, collects

@@ -1,4 +1,4 @@
-"""Roles: the named non-agent parties inside an env (DESIGN §2.3).
+"""Roles: the named non-agent parties inside an env (docs/env-contract.md, "Users and judges").
 
 Every role has a **scripted** implementation (deterministic, computed from the task's hidden
 structured data) and an **LLM** implementation (the env builds the prompt, a chat model answers).
@@ -133,7 +133,7 @@ class RoleSession:
         self.step_thoughts = {}
 
     def cap_tokens(self, max_tokens: int) -> int:
-        """Apply ``role_max_tokens`` (DESIGN §2.3) to a role's own budget."""
+        """Apply ``role_max_tokens`` to a role's own budget."""
         if self.role_max_tokens is None:
             return max_tokens
         return min(max_tokens, self.role_max_tokens)
@@ -229,7 +229,7 @@ class ScriptedRole(Generic[T]):
 class LLMRole(Generic[T]):
     """A role answered by a chat model.
 
-    Subclasses define ``build_messages`` (the role's own chat, users.md §2.1), ``parse`` (reply →
+    Subclasses define ``build_messages`` (the role's own chat), ``parse`` (reply →
     value; raise :class:`RoleOutputError` for a value that fails validation) and ``fallback``
     (the env's documented value when the call fails). With ``json_keys`` set, the reply is
     coerced to JSON and ``parse`` receives the object in ``RoleResult.parsed``.

@@ -1,4 +1,4 @@
-"""Episode scores of the paper's evaluation protocol (evaluation.md §2.1).
+"""Episode scores of the paper's evaluation protocol (docs/evaluation.md, "Scoring").
 
 An env names its rule in ``ConversationEnv.scoring``. ``"sum"`` (every env but TravelGym) scores an
 episode as the sum of its step rewards. ``"per_aspect_best"`` (TravelGym) keys each answer step by

@@ -1,4 +1,4 @@
-"""A text space that holds any Unicode string (DESIGN §2.1).
+"""A text space that holds any Unicode string (docs/env-contract.md, "Spaces").
 
 Gymnasium's ``Text`` space only contains strings over a fixed character set (alphanumerics by
 default), which rejects ordinary sentences. :class:`UnicodeText` contains every ``str`` up to

@@ -1,4 +1,6 @@
-"""Task packs: splits of task records, task selection and upstream directory lookup (DESIGN §2.5).
+"""Task packs: splits of task records, task selection and upstream directory lookup.
+
+What an env's pack must hold: docs/writing-an-env.md, "Checklist", item 1.
 
 Loading is cached per process by each env's ``tasks.py`` (``functools.lru_cache`` on the loader),
 so constructing and resetting an env costs microseconds, not a re-read of its data files.
@@ -30,8 +32,8 @@ TaskT = TypeVar("TaskT", bound=HasId)
 class TaskPack(Generic[TaskT]):
     """Tasks grouped by split, each task findable by id from any split.
 
-    ``select`` implements the reset rule of DESIGN §2.1: ``task_id`` wins; otherwise a task is
-    drawn from the split's pool (file order) with ``np_random.integers(len(pool))``.
+    ``select`` implements the reset rule of docs/env-contract.md, "reset and step": ``task_id`` wins;
+    otherwise a task is drawn from the split's pool (file order) with ``np_random.integers(len(pool))``.
     """
 
     def __init__(

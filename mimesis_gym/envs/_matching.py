@@ -1,4 +1,4 @@
-"""Match-normalisation shared by the scripted roles of several envs (envs/turtle.md §0 and others).
+"""Match-normalisation shared by the scripted roles of several envs.
 
 ``norm(s)``: NFKC, lower case, curly quotes to ASCII, apostrophes deleted, every character outside
 ``[a-z0-9]`` replaced by a space, spaces collapsed, padded with one space on each side. A phrase

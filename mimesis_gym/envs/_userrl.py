@@ -37,7 +37,7 @@ def prompt_pair(row: dict[str, Any]) -> tuple[str, str]:
 
 
 def create_kwargs(row: dict[str, Any]) -> dict[str, Any]:
-    """``extra_info.tools_kwargs.interact_with_env.create_kwargs`` (DESIGN 2.5)."""
+    """``extra_info.tools_kwargs.interact_with_env.create_kwargs`` of a UserRL parquet row."""
     return dict(row["extra_info"]["tools_kwargs"]["interact_with_env"]["create_kwargs"])
 
 

@@ -1,1 +1,1 @@
-"""Evaluation: the env contract suite (and, later, the async episode runner and scoring reports)."""
+"""Evaluation: the env contract suite, the async episode runner, scoring, reports and plots (docs/evaluation.md)."""

@@ -1,10 +1,10 @@
-"""The ABCD table (evaluation.md §4, envs/abcd.md §9): reported apart, never in Avg or MR.
+"""The ABCD table (docs/evaluation.md, "ABCD and TravelGym"): reported apart, never in Avg or MR.
 
 For each (user, agent) pair — the agent being the *customer* policy under test — the headline is
 the mean reward R over all rows (the release's ``all/score_v3``), then per condition (each of the 13
 behaviors and ``control``) the mean R and the mean of every reward part of the episode's last step.
 The condition of a row comes from the record's ``score_context["condition"]`` (the env reports it
-there, DESIGN 2.1). Values are ×100 like the other tables.
+there). Values are ×100 like the other tables.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from mimesis_gym.evaluation.records import EpisodeRecord
 __all__ = ["ABCD_PARTS", "AbcdCondition", "AbcdSummary", "abcd_markdown", "abcd_summaries"]
 
 ABCD_PARTS: tuple[str, ...] = ("exhibit", "placement", "naturalness", "on_task", "cooperative", "announced")
-"""The reward parts shown per condition (envs/abcd.md §9); ``on_task`` is the consistency part."""
+"""The reward parts shown per condition (docs/envs/abcd.md, "Rewards"); ``on_task`` is the consistency part."""
 
 
 class AbcdCondition(BaseModel):

@@ -1,4 +1,4 @@
-"""The paper's aggregation protocol (evaluation.md §2.2-2.5): task and env scores, Avg, MR.
+"""The paper's aggregation protocol (docs/evaluation.md, "Scoring"): task and env scores, Avg, MR.
 
 Per-episode scores come from :mod:`mimesis_gym.core.scoring`. Here: a task's score is the mean of
 its episodes (trials); an env's score is the mean of its task scores (TravelGym's sets pooled);

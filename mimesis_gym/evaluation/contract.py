@@ -1,4 +1,4 @@
-"""The env contract suite (DESIGN §2.1, §5): checks every registered env must pass.
+"""The env contract suite (docs/env-contract.md, "The contract suite"): checks every registered env must pass.
 
 Each check takes an env id, builds the env through ``gym.make`` with the scripted user and raises
 ``AssertionError`` with a precise message on a violation. ``tests/test_env_contract.py``
@@ -117,7 +117,7 @@ def fuzz_actions(seed: int, n: int) -> Iterator[Any]:
 
 
 def check_step_result(env: gym.Env[Any, Any], result: tuple[Any, ...], *, after_reset: bool = False) -> None:
-    """Assert the contract types of a ``reset`` or ``step`` result (DESIGN §2.1)."""
+    """Assert the contract types of a ``reset`` or ``step`` result (docs/env-contract.md, "reset and step")."""
     if after_reset:
         obs, info = result
     else:

@@ -1,4 +1,4 @@
-"""Health checks behind ``mimesis-gym check --user A`` and ``--agent A`` (evaluation.md §5).
+"""Health checks behind ``mimesis-gym check --user A`` and ``--agent A`` (docs/evaluation.md, "Health checks").
 
 ``check_user`` asks an HTTP user's server for ``/health`` and ``/models``, makes one plain chat
 completion (64 tokens, temperature 0), then plays one step of each selected env's demo task with the

@@ -1,4 +1,4 @@
-"""Plots of a summary (evaluation.md §4), with matplotlib's Agg backend at 150 dpi (extra ``plots``).
+"""Plots of a summary, with matplotlib's Agg backend at 150 dpi (extra ``plots``).
 
 ``scores__<user>.png``: grouped bars per env and agent, the envs marked ``wide_scale`` in the env
 table (Intention, reaching ~270) in their own panel; ``avg_by_user.png``: Avg per user and agent;

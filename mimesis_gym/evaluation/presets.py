@@ -1,7 +1,7 @@
-"""The paper's evaluation preset (evaluation.md §6): every setting that differs from the defaults.
+"""The paper's evaluation preset: every setting that differs from the defaults.
 
 ``mimesis-gym eval --paper --data-dir <UserRL root>`` applies it; explicit flags still override, and
-``run.json`` records the preset.
+``run.json`` records the preset (docs/evaluation.md, "The paper's protocol").
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ EVALUATION_USERS = (
     "humanlm-8b",
     "sotopia-7b",
 )
-"""The nine evaluation users of the paper's tables (users.md §5.2)."""
+"""The nine evaluation users of the paper's tables (docs/users.md, "Aliases")."""
 
 PAPER_EVAL: dict[str, Any] = {
     "agents": list(RELEASED_AGENTS),

@@ -1,4 +1,4 @@
-"""Ray actors that run the evaluation loop on a cluster (evaluation.md §1.3, extra ``ray``).
+"""Ray actors that run the evaluation loop on a cluster (docs/evaluation.md, "Concurrency"; extra ``ray``).
 
 Each actor builds one unit player with the callable the runner hands over
 (:func:`~mimesis_gym.evaluation.runner.json_unit_player`: the users, judges, agents and per-process

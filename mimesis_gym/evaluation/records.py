@@ -1,4 +1,4 @@
-"""Evaluation records (evaluation.md §1.4): one JSON object per finished episode."""
+"""Evaluation records (docs/evaluation.md, "Work units and records"): one JSON object per finished episode."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Summary tables in the paper's layout (evaluation.md §4), here from a table of env scores.
+"""Summary tables in the paper's layout (docs/evaluation.md, "Scoring"), here from a table of env scores.
 
 ``mimesis-gym report --from-scores FILE.csv --out DIR`` recomputes Avg and MR from per-env scores
 (×100 as displayed), the way a user checks a published table or sets a new row beside it, and
@@ -23,7 +23,7 @@ from mimesis_gym.evaluation.sections import Section, SummaryRow
 __all__ = ["read_scores_csv", "report_from_scores", "write_summary"]
 
 DAGGER_RATE = 0.05
-"""A cell whose user-failure episode rate reaches this is marked † (evaluation.md §2.6)."""
+"""A cell whose user-failure episode rate reaches this is marked †."""
 CSV_FIELDS = (
     "user", "judge", "agent", "column", "value", "score_include", "score_exclude", "n_tasks", "n_tasks_scored",
     "n_episodes", "n_user_failure_episodes", "user_failure_rate", "n_agent_error", "n_env_error",

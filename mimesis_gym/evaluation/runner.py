@@ -1,4 +1,6 @@
-"""The async episode runner (evaluation.md §1): plan, one coroutine per episode, crash-safe records.
+"""The async episode runner: plan, one coroutine per episode, crash-safe records.
+
+The plan and the records: docs/evaluation.md, "Work units and records".
 
 Every (agent, user) pair × env × task × trial is a work unit with a stable key. Episodes run as
 asyncio coroutines under separate limits for episodes in flight, agent calls and role calls; each
@@ -566,7 +568,7 @@ class RunParties:
 class _Runtime:
     """The shared pieces of a process's episodes: limits, user/judge models and agents.
 
-    With ``workers`` processes, each gets its share of the per-run limits (evaluation.md §1.3).
+    With ``workers`` processes, each gets its share of the per-run limits (docs/evaluation.md, "Concurrency").
     """
 
     def __init__(self, config: EvalConfig, workers: int, parties: RunParties | None = None) -> None:

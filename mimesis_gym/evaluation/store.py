@@ -1,4 +1,4 @@
-"""The append-only results store (evaluation.md §1.4, §1.6): ``episodes.jsonl`` written crash-safely.
+"""The append-only results store: ``episodes.jsonl`` written crash-safely.
 
 Each record is serialised with ``sort_keys``, written as one line in a single ``write``, flushed and
 fsynced (in a thread, off the event loop). On resume a torn last line (a kill mid-write) is cut off

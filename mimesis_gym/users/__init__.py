@@ -1,4 +1,4 @@
-"""User policies and the alias registry (users.md).
+"""User policies and the alias registry (docs/users.md).
 
 Importing this package installs :func:`resolve_role_models` as the core's role resolver, the seam
 through which every ``ConversationEnv`` turns ``user=``/``judge=`` into chat models.

@@ -1,4 +1,4 @@
-"""The built-in user aliases (users.md §5.2) and the ``MIMESIS_USER_<KEY>_*`` variables.
+"""The built-in user aliases (docs/users.md, "Aliases") and the ``MIMESIS_USER_<KEY>_*`` variables.
 
 An alias is resolved when it is used (``gym.make``), not at import, so variables set after
 import still count. Served names are the result keys of the MIMESIS release, so records line up

@@ -1,4 +1,4 @@
-"""In-process transformers chat model (users.md §4.2): aliases ``hf:<path>`` and ``tiny``.
+"""In-process transformers chat model (docs/users.md, "A local model"): aliases ``hf:<path>`` and ``tiny``.
 
 Every request goes through the process-wide :class:`~mimesis_gym.core.local_lm.LocalLM` of its
 model, whose batcher runs concurrent requests of many episodes as one batch. There is no JSON mode:

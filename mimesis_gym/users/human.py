@@ -1,4 +1,4 @@
-"""A person at the terminal answers the role calls (users.md §4.4; alias ``human``).
+"""A person at the terminal answers the role calls (docs/users.md, "A human"; alias ``human``).
 
 Per role call it prints the role and turn, the system message the first time in an episode (and
 again on ``/show``) and the latest ``user`` message, then reads the answer. A line ending in ``\\``

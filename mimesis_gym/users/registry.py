@@ -1,4 +1,4 @@
-"""The user alias registry: ``user=`` / ``judge=`` resolution (users.md §5, DESIGN §2.3).
+"""The user alias registry: ``user=`` / ``judge=`` resolution (docs/users.md, "Aliases").
 
 A user is named by an alias — ``scripted``, ``human``, ``tiny``, the built-in LLM users
 (``mimesis-9b``, ``gpt-5.5``, …), the grammars ``openai:<model>[@<base_url>]``, ``vllm:<hub-id>``,
@@ -51,7 +51,7 @@ OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
 class ServeSpec(BaseModel):
-    """What ``mimesis-gym serve-user`` needs to launch an alias with vLLM (users.md §6)."""
+    """What ``mimesis-gym serve-user`` needs to launch an alias with vLLM."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -503,7 +503,7 @@ def resolve_role_models(
     judge: Any = None,
     user_kwargs: Mapping[str, Any] | None = None,
 ) -> RoleModels:
-    """The chat models behind an env's user and judge roles (DESIGN §2.3).
+    """The chat models behind an env's user and judge roles (docs/env-contract.md, "Users and judges").
 
     ``judge=None`` means the user's model also judges (J-self); with a scripted or human user the
     judges are scripted. ``judge="scripted"`` forces scripted judges.

@@ -1,4 +1,6 @@
-"""``mimesis-gym serve-user ALIAS``: serve a user alias with vLLM's OpenAI server (users.md §6).
+"""``mimesis-gym serve-user ALIAS``: serve a user alias with vLLM's OpenAI server.
+
+The command and its options: docs/users.md, "Plugging in MIMESIS".
 
 Always ``python -m vllm.entrypoints.openai.api_server`` (the CPU build's ``vllm`` console script
 fails), with ``--generation-config vllm`` so that the server takes no sampling defaults from the

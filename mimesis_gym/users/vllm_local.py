@@ -1,4 +1,4 @@
-"""In-process vLLM chat model (users.md §4.3; alias ``vllm:<hub-id-or-path>``, extra ``[vllm]``).
+"""In-process vLLM chat model (docs/users.md, "Aliases"; alias ``vllm:<hub-id-or-path>``, extra ``[vllm]``).
 
 One async engine per model per process. The prompt is rendered with the model's chat template
 and submitted as token ids; ``SamplingParams`` carries ``temperature``, ``max_tokens`` and

@@ -1,4 +1,4 @@
-"""A fault-injecting chat-completions server on loopback (users.md §7.2).
+"""A fault-injecting chat-completions server on loopback (docs/users.md, "What every chat model guarantees").
 
 A stdlib ``ThreadingHTTPServer`` in a thread. Each request takes the next mode from a queue set
 by the test (or from the ``X-Fault`` header; the default mode is ``ok:hello``) and every request

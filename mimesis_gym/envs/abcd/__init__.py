@@ -1,1 +1,1 @@
-"""ABCDBehavior: the policy plays a store customer enacting a realistic behavior (envs/abcd.md)."""
+"""ABCDBehavior: the policy plays a store customer enacting a realistic behavior (docs/envs/abcd.md)."""

@@ -1,4 +1,6 @@
-"""The 13 realistic customer behaviors: registry, parameters, applicability, directives (envs/abcd.md §4).
+"""The 13 realistic customer behaviors: registry, parameters, applicability, directives.
+
+See docs/envs/abcd.md, "Behaviors".
 
 The registry lives in ``data/behaviors.json`` and is validated at import. ``derive_kwargs`` draws a
 row's parameters from its scenario with a row-specific ``random.Random`` (choices uniform over the
@@ -140,7 +142,7 @@ behaviors()  # validate at import
 
 def record_facts(scenario: Mapping[str, Any]) -> dict[str, Any]:
     """What a store system reads without asking: the ``personal``/``order`` values and the
-    sidecar's ``today``, ``shipping_status`` and ``oracle`` (§7.2)."""
+    sidecar's ``today``, ``shipping_status`` and ``oracle``."""
     record: dict[str, Any] = field_values(scenario)
     side = sidecar(scenario)
     for key in ("today", "shipping_status", "oracle"):
@@ -193,7 +195,7 @@ def _topics(scenario: Mapping[str, Any]) -> list[str]:
 
 
 def applicable(behavior_id: str, scenario: Mapping[str, Any], catalog: StoreCatalog, *, strict: bool) -> bool:
-    """Whether ``behavior_id`` can be enacted on ``scenario`` (§4.2).
+    """Whether ``behavior_id`` can be enacted on ``scenario``.
 
     ``strict`` is the original pack's reading: B4 needs a rule the scenario violates, and B8 on the
     purchase date needs a purchase at least 14 days before today.
@@ -234,7 +236,7 @@ def _flip(value: str) -> str:
 def derive_kwargs(
     behavior_id: str, scenario: Mapping[str, Any], catalog: StoreCatalog, rng: random.Random, *, strict: bool
 ) -> dict[str, Any]:
-    """The row's parameters of ``behavior_id`` (§4.1), drawn with ``rng``; the behavior must apply."""
+    """The row's parameters of ``behavior_id``, drawn with ``rng``; the behavior must apply."""
     values = field_values(scenario)
     subflow = str(scenario.get("subflow", ""))
     if behavior_id == "B1":
@@ -255,7 +257,7 @@ def derive_kwargs(
         chosen = set(rng.sample(askable, count))
         return {"withheld_fields": [name for name in askable if name in chosen]}
     if behavior_id == "B4":
-        rule = catalog.rules.get(subflow) if catalog.limits_from_rules else None  # upstream rows: null (§4.1)
+        rule = catalog.rules.get(subflow) if catalog.limits_from_rules else None  # upstream rows: null
         return {"blocked_action": catalog.title(subflow).lower(), "limit": rule.limit if rule is not None else None}
     if behavior_id == "B5":
         return {"omitted_detail": rng.choice(OMITTED_DETAILS)}

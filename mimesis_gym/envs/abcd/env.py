@@ -1,4 +1,4 @@
-"""ABCDBehavior: the policy is a simulated customer who must enact a realistic behavior (envs/abcd.md)."""
+"""ABCDBehavior: the policy is a simulated customer who must enact a realistic behavior (docs/envs/abcd.md)."""
 
 from __future__ import annotations
 
@@ -92,14 +92,14 @@ def _clamp01(value: float) -> float:
 
 
 def behavior_reward(exhibit: float, placement: float, naturalness: float, on_task: float, announced: bool) -> float:
-    """``R = clamp01((2·exhibit + 1.5·placement + naturalness + 0.5·on_task) / 5)``, halved if announced (§9)."""
+    """``R = clamp01((2·exhibit + 1.5·placement + naturalness + 0.5·on_task) / 5)``, halved if announced."""
     e, p, n, c = (_clamp01(x) for x in (exhibit, placement, naturalness, on_task))
     reward = _clamp01((2.0 * e + 1.5 * p + n + 0.5 * c) / 5.0)
     return reward / 2.0 if announced else reward
 
 
 def control_reward(cooperative: float, naturalness: float, on_task: float) -> float:
-    """``R = clamp01((2·cooperative + naturalness + 0.5·on_task) / 3.5)`` (§9)."""
+    """``R = clamp01((2·cooperative + naturalness + 0.5·on_task) / 3.5)``."""
     k, n, c = (_clamp01(x) for x in (cooperative, naturalness, on_task))
     return _clamp01((2.0 * k + n + 0.5 * c) / 3.5)
 
@@ -136,7 +136,7 @@ class _Action:
 
 
 def parse_customer_action(action: Any) -> _Action:
-    """Split the think block off and read the grammar of §6.1 (never raises)."""
+    """Split the think block off and read the action (docs/envs/abcd.md, "Actions and feedback"); never raises."""
     if isinstance(action, Mapping):
         return _tool_call(action)
     if not isinstance(action, str):
@@ -190,7 +190,7 @@ class ABCDBehaviorEnv(ConversationEnv[AbcdRow]):
     The roles turn around: the policy is the simulated **customer** of an online clothing store, the
     counterpart is a frozen **support agent**, and a **judge** scores whether the customer enacted the
     row's assigned realistic behavior (13 behaviors, B1–B13) — or, on control rows (a third), behaved
-    like an ordinary cooperative customer. Spec: ``envs/abcd.md``; scenarios in ABCD's schema.
+    like an ordinary cooperative customer. Guide: docs/envs/abcd.md; scenarios in ABCD's schema.
 
     ## Action Space
 
@@ -406,7 +406,7 @@ class ABCDBehaviorEnv(ConversationEnv[AbcdRow]):
     # ------------------------------------------------------------------ steps
 
     async def astep(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """One customer turn (§2, §6). Malformed input costs the turn, never raises."""
+        """One customer turn. Malformed input costs the turn, never raises."""
         if self._needs_reset:
             raise ResetNeeded("call reset() before step(): the episode has not started or has terminated")
         self.turn += 1
@@ -426,7 +426,7 @@ class ABCDBehaviorEnv(ConversationEnv[AbcdRow]):
         return outcome.obs, reward, outcome.terminated, False, info
 
     def _well_formed(self, parsed: _Action) -> bool:
-        """The think-format gate (§6.3): exactly one ``</think>``, a non-empty utterance and a thought of
+        """The think-format gate: exactly one ``</think>``, a non-empty utterance and a thought of
         at least 4 whitespace-separated words (the release counted tokens)."""
         if parsed.raw.count("</think>") != 1:
             return False

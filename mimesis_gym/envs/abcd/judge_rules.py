@@ -1,11 +1,14 @@
-"""The scripted judge of ABCDBehavior: deterministic rule checks over a finished chat (envs/abcd.md §8.3).
+"""The scripted judge of ABCDBehavior: deterministic rule checks over a finished chat.
+
+See docs/envs/abcd.md, "Scripted judge".
 
 Everything here is a pure function of a :class:`Conversation` (the generated customer turns, their
 private thoughts and the agent's replies, after the replayed prefix) and a :class:`JudgeFacts`
 (the row's condition, kwargs and scenario values). Several parts are **approximate** stand-ins for a
-human reading of the chat — the spec marks them, and so does each function below: B1, B2, B5, B6,
-B13, placement, naturalness and on_task. B3, B4, B7–B12 are exact rule checks of what the spec
-defines; they are also computed under the LLM judge as the logged ``rule`` signal (§8.2).
+human reading of the chat — the guide marks them, and so does each function below: B1, B2, B5, B6,
+B13, placement, naturalness and on_task. B3, B4, B7–B12 are exact rule checks of the behavior
+definitions; they are also computed under the LLM judge as the logged ``rule`` signal
+(docs/envs/abcd.md, "Rewards").
 
 Indices: turns are numbered 1…k like ``min_turn``; ``turn_i.reply`` is the agent message that
 answered turn ``i`` (``None`` when the agent did not reply).
@@ -57,7 +60,7 @@ __all__ = [
     "score_control",
 ]
 
-# ---------------------------------------------------------------- phrase lists (§8.3; extendable)
+# ---------------------------------------------------------------- phrase lists (extendable)
 
 REFUSAL = PhraseList.parse(
     "REFUSAL",
@@ -121,7 +124,7 @@ REFUSE_INFO = PhraseList.parse(
     "REFUSE_INFO",
     "why do you need, rather not, not giving, shouldn't need, should not be necessary, don't want to share, "
     "not necessary, i don't have, don't remember"
-    # project additions (§8.3 allows extending the lists)
+    # project additions (listed in docs/envs/abcd.md, "Scripted judge")
     ", why does that matter, not telling, none of your business",
 )
 META = PhraseList.parse(
@@ -163,7 +166,7 @@ TOPIC_KEYWORDS: dict[str, tuple[str, ...]] = {
     "updating the phone number on your account": ("phone",),
     "a discount code that stopped working": ("promo", "discount", "coupon", "code"),
 }
-"""B6: keywords of each target topic (keys are the topic candidates of §4.1)."""
+"""B6: keywords of each target topic (keys are B6's topic candidates)."""
 
 DETAIL_KEYWORDS: dict[str, tuple[str, ...]] = {
     "you need it before this weekend": ("weekend", "saturday", "sunday", "friday"),
@@ -190,7 +193,7 @@ B1_FIELD_WORDS: dict[str, tuple[str, ...]] = {
 }
 
 RULE_BEHAVIORS = frozenset({"B3", "B4", "B7", "B8", "B9", "B10", "B11", "B12"})
-"""Behaviors whose exhibit rule is exact enough to be logged beside an LLM judge (§8.2)."""
+"""Behaviors whose exhibit rule is exact enough to be logged beside an LLM judge."""
 
 PLACEMENT_ALLOWANCE = {"B3": 3, "B4": 3, "B6": 3, "B9": 3}
 """``m`` of the placement formula (2 for every other behavior)."""
@@ -249,7 +252,7 @@ class JudgeFacts:
 
 @dataclass(frozen=True)
 class BehaviorScores:
-    """Scripted sub-scores of a behavior row; ``hits`` is ``H``; ``rule`` the §8.2 signal or ``None``."""
+    """Scripted sub-scores of a behavior row; ``hits`` is ``H``; ``rule`` the logged rule signal or ``None``."""
 
     exhibit: float
     placement: float
@@ -400,7 +403,7 @@ def is_announced(utterances: Sequence[str], behavior_id: str, behavior_name: str
 
 def exhibit_rule(behavior_id: str, facts: JudgeFacts, convo: Conversation) -> tuple[float, list[int], bool]:
     """``(exhibit, H, defined)`` of one behavior; ``defined`` is False when the rule had nothing to
-    judge (B3: no withheld field asked; B4: no refusal), which makes the §8.2 ``rule`` ``None``."""
+    judge (B3: no withheld field asked; B4: no refusal), which makes the logged ``rule`` ``None``."""
     rule = _RULES[behavior_id]
     return rule(facts, convo)
 

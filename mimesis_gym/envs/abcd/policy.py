@@ -1,4 +1,4 @@
-"""The store's policy: guidelines, kb sequences, subflow map and hard-limit rules (envs/abcd.md §3.3, §7, §10.2).
+"""The store's policy: guidelines, kb sequences, subflow map and hard-limit rules (docs/envs/abcd.md, "Roles", "Data").
 
 A :class:`StoreCatalog` is what one pack knows about the store: the guidelines (flows keyed by display
 name, each subflow keyed by its title with ordered actions), the kb (subflow → ABCD action ids), the
@@ -47,7 +47,7 @@ FLOW_NAMES: dict[str, str] = {
     "shipping_issue": "Shipping Issue",
     "subscription_inquiry": "Subscription Inquiry",
 }
-"""Scenario flow → guidelines key (§3.3)."""
+"""Scenario flow → guidelines key."""
 
 HARD_LIMIT_PHRASES = (
     "within the last",
@@ -62,7 +62,7 @@ HARD_LIMIT_PHRASES = (
     "no more than",
     "maximum of",
 )
-"""Real ABCD: a subflow has a hard limit when its lower-cased guidelines JSON holds one of these (§4.2)."""
+"""Real ABCD: a subflow has a hard limit when its lower-cased guidelines JSON holds one of these."""
 
 SHIPPING_STATUSES = ("order received", "in transit", "out for delivery", "delivered")
 SHIPPED_STATUSES = frozenset(SHIPPING_STATUSES[1:])
@@ -80,7 +80,7 @@ RULE_KINDS = (
     "dispute",
 )
 CUSTOMER_FACTS = ("has_receipt", "days_waiting", "days_late", "disputed_amount")
-"""Facts the agent must ask for; every other fact is read from the record (§7.2)."""
+"""Facts the agent must ask for; every other fact is read from the record."""
 
 _SLOT = re.compile(r"\{([a-z_]+)\}")
 
@@ -305,9 +305,9 @@ class StoreCatalog:
     subflows: Mapping[str, SubflowInfo]
     rules: Mapping[str, Rule]
     limits_from_rules: bool
-    """Original pack: a hard limit is a rule; upstream: the guidelines' hard-limit phrases (§4.2)."""
+    """Original pack: a hard limit is a rule; upstream: the guidelines' hard-limit phrases."""
     system_info: bool
-    """Whether the LLM agent sees today's date and the oracle result (original pack only, §7.1)."""
+    """Whether the LLM agent sees today's date and the oracle result (original pack only)."""
 
     def info(self, subflow: str) -> SubflowInfo | None:
         return self.subflows.get(subflow)
@@ -340,7 +340,7 @@ class StoreCatalog:
         return str((flow or {}).get("description") or "").strip()
 
     def goal(self, subflow: str) -> str:
-        """``<title lower-cased>, which the store handles under <flow description>`` (§3.3)."""
+        """``<title lower-cased>, which the store handles under <flow description>``."""
         title = self.title(subflow).lower()
         description = self.flow_description(subflow)
         return f"{title}, which the store handles under {description}" if description else title

@@ -1,4 +1,6 @@
-"""Prompt texts of ABCDBehavior, in the project's wording (envs/abcd.md §5.1, §7.1, §8.1).
+"""Prompt texts of ABCDBehavior, in the project's wording.
+
+See docs/envs/abcd.md, "What the customer (the policy) sees", "LLM support agent", "LLM judges".
 
 - :func:`customer_prompt` — the acting policy's system prompt (``env.system_prompt``).
 - :func:`support_agent_prompt` — the LLM support agent's system prompt.
@@ -102,7 +104,7 @@ def _describe(entry: Behavior) -> str:
 
 
 def behavior_judge_prompt(entry: Behavior, convo: Conversation, goal: str) -> str:
-    """The behavior judge's message (§8.1)."""
+    """The behavior judge's message."""
     others = "\n".join(f"- {_describe(behavior(other))}" for other in entry.confusable_with)
     parts = [
         "You are reviewing a support chat. The customer in it is a simulation that was secretly asked to display "
@@ -136,7 +138,7 @@ def behavior_judge_prompt(entry: Behavior, convo: Conversation, goal: str) -> st
 
 
 def control_judge_prompt(convo: Conversation, goal: str) -> str:
-    """The control judge's message (§8.1)."""
+    """The control judge's message."""
     return "\n\n".join(
         [
             "You are reviewing a support chat. The customer in it is a simulation that was supposed to behave like "

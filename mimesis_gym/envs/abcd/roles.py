@@ -1,4 +1,4 @@
-"""ABCDBehavior roles: the support agent (the customer's counterpart) and the judge (envs/abcd.md §7, §8).
+"""ABCDBehavior roles: the support agent (the customer's counterpart) and the judge (docs/envs/abcd.md, "Roles").
 
 | role | scripted | LLM |
 |---|---|---|
@@ -55,7 +55,7 @@ class ScriptedSupportAgent(ScriptedRole[str]):
 
 def postprocess_agent_reply(text: str) -> str:
     """Strip; drop a leading ``AGENT:`` label; keep one half of an exactly doubled reply (halves of
-    more than 20 characters); keep the first 200 words when longer (§7.1)."""
+    more than 20 characters); keep the first 200 words when longer."""
     text = text.strip()
     for label in _AGENT_LABELS:
         if text.startswith(label):
@@ -71,9 +71,9 @@ def postprocess_agent_reply(text: str) -> str:
 
 
 class LLMSupportAgent(LLMRole[str | None]):
-    """A chat model playing the store agent from the public transcript only (§7.1).
+    """A chat model playing the store agent from the public transcript only.
 
-    ``temperature``: the spec asks for the server default, which the chat protocol cannot express;
+    ``temperature``: the release used the server default, which the chat protocol cannot express;
     the env passes its ``agent_temperature`` (default 1.0, the OpenAI and vLLM default).
     """
 
@@ -137,7 +137,7 @@ def parse_flag(name: str, value: Any) -> bool:
 
 
 class LLMBehaviorJudge(LLMRole[dict[str, Any] | None]):
-    """Scores a behavior row: ``{exhibit, placement, naturalness, on_task, announced}`` (§8.1)."""
+    """Scores a behavior row: ``{exhibit, placement, naturalness, on_task, announced}``."""
 
     name: ClassVar[str] = "judge"
     json_keys: ClassVar[tuple[str, ...] | None] = BEHAVIOR_KEYS
@@ -158,7 +158,7 @@ class LLMBehaviorJudge(LLMRole[dict[str, Any] | None]):
 
 
 class LLMControlJudge(LLMRole[dict[str, Any] | None]):
-    """Scores a control row: ``{cooperative, naturalness, on_task}`` (§8.1)."""
+    """Scores a control row: ``{cooperative, naturalness, on_task}``."""
 
     name: ClassVar[str] = "judge"
     json_keys: ClassVar[tuple[str, ...] | None] = CONTROL_KEYS

@@ -1,5 +1,5 @@
 """ABCD scenarios: flattening, customer facts, required fields and the replayed identity check
-(envs/abcd.md §3, §5.2).
+(docs/envs/abcd.md, "What the customer (the policy) sees").
 
 A scenario is ABCD's ``scenario`` object (``personal``, ``order``, ``product``, ``flow``, ``subflow``),
 plus the project's sidecar ``scenario["mimesis"]`` of situation facts. Every function here is pure
@@ -49,10 +49,10 @@ ACTION_FIELDS: dict[str, tuple[str, ...]] = {
     "subscription-status": ("username",),
     "send-link": ("email",),
 }
-"""Fields the agent must elicit per ABCD action id (§3.4); every other action needs none."""
+"""Fields the agent must elicit per ABCD action id; every other action needs none."""
 
 LEAD_ACTIONS = frozenset({"pull-up-account", "validate-purchase", "verify-identity"})
-"""Actions whose leading run is replayed as the identity check (§5.2)."""
+"""Actions whose leading run is replayed as the identity check."""
 
 FIELD_PHRASES: dict[str, str] = {
     "customer_name": "full name",
@@ -65,7 +65,7 @@ FIELD_PHRASES: dict[str, str] = {
     "member_level": "membership level",
     "full_address": "address",
 }
-"""Spoken names of the fields the identity check may ask for (§5.2)."""
+"""Spoken names of the fields the identity check may ask for."""
 
 _OTHER_PHRASES = {
     "payment_method": "payment method",
@@ -111,7 +111,7 @@ def products(scenario: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def flat(scenario: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Every ``personal`` and ``order`` entry whose value is a string or number, as strings, in
-    file order, except ``products`` (§3.2)."""
+    file order, except ``products``."""
     entries: list[tuple[str, str]] = []
     for section in ("personal", "order"):
         for key, value in (scenario.get(section) or {}).items():
@@ -156,7 +156,7 @@ def customer_name(scenario: Mapping[str, Any]) -> str:
 
 
 def customer_facts(scenario: Mapping[str, Any], mode: str) -> list[tuple[str, str]]:
-    """The customer's facts as ``(label, value)`` (§3.2): ``flat`` minus ``customer_name``, the items
+    """The customer's facts as ``(label, value)``: ``flat`` minus ``customer_name``, the items
     on the order, then with ``mode="extended"`` the sidecar's situation facts (never ``oracle``)."""
     facts = [(key.replace("_", " "), value) for key, value in flat(scenario) if key != "customer_name"]
     items = items_on_order(scenario)
@@ -199,7 +199,7 @@ def prefix_fields(kb_sequence: Sequence[str], scenario: Mapping[str, Any]) -> li
 
 
 def prefix_lines(title: str, kb_sequence: Sequence[str], scenario: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """The replayed identity check as ``("customer"|"agent", text)`` lines (§5.2); ``[]`` when none."""
+    """The replayed identity check as ``("customer"|"agent", text)`` lines; ``[]`` when none."""
     fields = prefix_fields(kb_sequence, scenario)
     if not fields:
         return []

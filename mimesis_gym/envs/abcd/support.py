@@ -1,4 +1,6 @@
-"""The scripted support agent: a deterministic state machine over the subflow (envs/abcd.md §7.2).
+"""The scripted support agent: a deterministic state machine over the subflow.
+
+See docs/envs/abcd.md, "Scripted support agent".
 
 It walks the subflow's kb sequence, asks for one required field at a time, reads record facts
 (the account's values, today's date, the shipping status, the system check) from the scenario as a
@@ -268,7 +270,7 @@ class SupportContext:
 
 @dataclass
 class AgentState:
-    """The scripted agent's episode state (§7.2)."""
+    """The scripted agent's episode state."""
 
     position: int = 0
     collected: set[str] = field(default_factory=set)

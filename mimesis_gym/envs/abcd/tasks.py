@@ -1,4 +1,4 @@
-"""ABCDBehavior rows: schema, the shipped original pack and the real ABCD loader (envs/abcd.md §10).
+"""ABCDBehavior rows: schema, the shipped original pack and the real ABCD loader (docs/envs/abcd.md, "Data").
 
 A *row* is one episode spec: a scenario, a condition (``B1``…``B13`` or ``control``) and its kwargs.
 Both packs come as an :class:`AbcdTaskPack`, a ``TaskPack`` of rows that also carries the pack's
@@ -46,7 +46,7 @@ _FALLBACK_PURCHASE_DATE = "2020-01-01"
 
 
 class AbcdRow(BaseModel):
-    """One episode spec (§10.2 schema). ``id`` is ``row_id``."""
+    """One episode spec. ``id`` is ``row_id``."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -171,7 +171,7 @@ def read_conversations(root: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def derive_sidecar(scenario: Mapping[str, Any], rng: random.Random) -> dict[str, Any]:
-    """Situation facts of a real ABCD scenario (§10.1), drawn with the row's ``rng``."""
+    """Situation facts of a real ABCD scenario, drawn with the row's ``rng``."""
     purchase = str((scenario.get("order") or {}).get("purchase_date") or _FALLBACK_PURCHASE_DATE)
     try:
         start = dt.date.fromisoformat(purchase)
@@ -216,7 +216,7 @@ def _row(
 def build_upstream_rows(
     conversations: Sequence[Mapping[str, Any]], split: str, catalog: StoreCatalog, conditions: str, row_seed: int
 ) -> list[AbcdRow]:
-    """Rows of real ABCD conversations of covered subflows (§10.1), with
+    """Rows of real ABCD conversations of covered subflows, with
     ``rng = random.Random(f"{row_seed}:{convo_id}")`` drawing sidecar, condition and kwargs in that order."""
     rows: list[AbcdRow] = []
     for convo in conversations:

@@ -1,4 +1,4 @@
-"""Text primitives of the ABCD scripted roles (envs/abcd.md §8.3 notation).
+"""Text primitives of the ABCD scripted roles.
 
 - ``plain(s)``: lower case, curly quotes mapped to ASCII, whitespace collapsed to single spaces.
 - A phrase **matches** a text when it occurs in ``plain(text)`` not preceded or followed by a letter
@@ -66,7 +66,7 @@ class PhraseList:
 
     @classmethod
     def parse(cls, name: str, text: str) -> PhraseList:
-        """A list from the spec's comma-separated form (``"unfortunately, i'm sorry, cannot"``)."""
+        """A list from its comma-separated form (``"unfortunately, i'm sorry, cannot"``)."""
         return cls(name, [phrase.strip() for phrase in text.split(", ")])
 
     def matches(self, text: str) -> bool:

@@ -48,7 +48,7 @@ class FunctionEnv(ConversationEnv[FunctionTask]):
     The simulated "user" holds a hidden arithmetic function of four inputs ``a, b, c, d`` (for
     example ``(a + b) * c - d``). The agent probes it with inputs of its choice, asks for the test
     case and must submit the function's value on it. The env is fully deterministic and calls no
-    model. Spec: ``envs/function.md``; upstream: UserRL's FunctionGym.
+    model. Guide: docs/envs/function.md; upstream: UserRL's FunctionGym.
 
     ## Action Space
 

@@ -1,4 +1,4 @@
-"""The seeded generator of FunctionGym rules and of the shipped original pack (envs/function.md §2.2).
+"""The seeded generator of FunctionGym rules and of the shipped original pack (docs/envs/function.md, "Task data").
 
 ``python -m mimesis_gym.envs.function.generate --seed 1512 --train 400 --test 100`` rewrites
 ``data/{train,test,demo}.jsonl`` and ``data/manifest.json``; the output is byte-identical for the
@@ -203,7 +203,7 @@ def _draw_candidate(rng: np.random.Generator) -> tuple[_Node, str, tuple[int, in
 
 
 def generate_task(rng: np.random.Generator, exclude: set[str] | frozenset[str] = frozenset()) -> GeneratedTask:
-    """Draw rules until one passes the acceptance rules of envs/function.md §2.2 step 6.
+    """Draw rules until one passes the acceptance rules (integer test value, enough distinct probe values).
 
     Uses only ``rng.integers``, ``rng.random`` and ``rng.permutation``; ``exclude`` holds rule
     strings already in the pack.

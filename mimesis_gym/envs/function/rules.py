@@ -1,4 +1,4 @@
-"""FunctionGym's hidden rules: a small AST interpreter, never ``eval`` (envs/function.md §4).
+"""FunctionGym's hidden rules: a small AST interpreter, never ``eval`` (docs/envs/function.md, "Task data").
 
 A rule is an arithmetic expression over the variables ``a, b, c, d``. :func:`parse_rule` accepts
 only ``BinOp`` with ``+ - * / **``, unary ``-``/``+``, the four names and int/float constants, and

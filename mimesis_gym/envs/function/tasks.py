@@ -1,4 +1,6 @@
-"""FunctionGym tasks: schema, the shipped pack, procedural tasks and the UserRL loader (§2).
+"""FunctionGym tasks: schema, the shipped pack, procedural tasks and the UserRL loader.
+
+See docs/envs/function.md, "Task data".
 
 Every loader is cached per process: constructing an env after the first one reads nothing.
 """

@@ -42,7 +42,7 @@ class IntentionEnv(ConversationEnv[IntentionTask]):
     ## Description
 
     The simulated user posts a vague request; several details are missing. The agent uncovers them
-    with focused clarifying questions, one detail per question. Spec: ``envs/intention.md``;
+    with focused clarifying questions, one detail per question. Guide: docs/envs/intention.md;
     upstream: UserRL's IntentionGym (held out from training in the paper). The episode score is a
     sum that can exceed 1.
 
@@ -92,7 +92,7 @@ class IntentionEnv(ConversationEnv[IntentionTask]):
     tolerated_kinds: ClassVar[dict[str, str]] = {"answer": "action", "search": "action"}
     reward_part_names: ClassVar[tuple[str, ...]] = ("coverage", "step_penalty", "clip")
     role_names: ClassVar[tuple[str, ...]] = ("responder", "coverage")
-    draws_llm_seed_base: ClassVar[bool] = False  # drawn after the held options (§7)
+    draws_llm_seed_base: ClassVar[bool] = False  # drawn after the held options (docs/envs/intention.md, "Options")
     default_system_prompt: ClassVar[str] = SYSTEM_PROMPT
     tool_description: ClassVar[str] = "Ask one clarifying question about a missing detail of the task."
 
@@ -161,7 +161,8 @@ class IntentionEnv(ConversationEnv[IntentionTask]):
             done = total - len(self.remaining)
             obs = f"Session ended: {done}/{total} details covered ({100 * done / total:.0f}%)."
             return StepOutcome(obs=obs, reward_parts=self._parts(0.0), terminated=True, judgements={})
-        # UserRL passed [search] with its tag, and its prompts kept the tag in the history (§6 #3).
+        # UserRL passed [search] with its tag, and its prompts kept the tag in the history
+        # (docs/envs/intention.md, "Fidelity notes", #3).
         raw = action.tag == "search" or self.prompt_set == "userrl"
         question = action.canonical if raw else action.content
         materials = {

@@ -1,4 +1,4 @@
-"""IntentionGym roles: the responder (user) and the coverage judge (envs/intention.md §4)."""
+"""IntentionGym roles: the responder (user) and the coverage judge (docs/envs/intention.md, "Roles")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""IntentionGym tasks: schema, the shipped pack and the UserRL loader (envs/intention.md §2)."""
+"""IntentionGym tasks: schema, the shipped pack and the UserRL loader (docs/envs/intention.md, "Task data")."""
 
 from __future__ import annotations
 

@@ -49,7 +49,7 @@ class PersuadeEnv(ConversationEnv[PersuadeTask]):
 
     The simulated user holds a claim, backed by its own argument; the agent argues against the
     claim and tries to move the user's stance from "Strongly Agree" toward "Strongly Disagree".
-    Spec: ``envs/persuade.md``; upstream: UserRL's PersuadeGym.
+    Guide: docs/envs/persuade.md; upstream: UserRL's PersuadeGym.
 
     ## Action Space
 

@@ -1,4 +1,4 @@
-"""PersuadeGym roles: the persuadee (user) and the optional stance judge (envs/persuade.md §4)."""
+"""PersuadeGym roles: the persuadee (user) and the optional stance judge (docs/envs/persuade.md, "Roles")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PersuadeGym tasks: schema, the shipped pack and the UserRL loader (envs/persuade.md §2)."""
+"""PersuadeGym tasks: schema, the shipped pack and the UserRL loader (docs/envs/persuade.md, "Task data")."""
 
 from __future__ import annotations
 

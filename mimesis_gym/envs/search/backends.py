@@ -1,4 +1,6 @@
-"""SearchGym's search backends (envs/search.md §4.1): the closed-book notice, offline BM25, Serper web search.
+"""SearchGym's search backends: the closed-book notice, offline BM25, Serper web search.
+
+See docs/envs/search.md, "Search backends (search_backend)".
 
 A backend is any object with ``async search(query: str, k: int) -> SearchResult``. A result holds
 either ``hits`` — ``(title, text, extra)`` triples, rendered ``"{i}. {title}\\n- Snippet: {text}"``

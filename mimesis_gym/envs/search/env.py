@@ -1,4 +1,4 @@
-"""SearchGym: multi-hop question answering with a search tool (envs/search.md)."""
+"""SearchGym: multi-hop question answering with a search tool (docs/envs/search.md)."""
 
 from __future__ import annotations
 
@@ -71,8 +71,8 @@ class SearchEnv(ConversationEnv[SearchTask]):
     """
     ## Description
 
-    Multi-hop question answering: the agent searches step by step and answers. Spec:
-    ``envs/search.md``; upstream: UserRL's SearchGym (Bamboogle questions, Serper web search) as run
+    Multi-hop question answering: the agent searches step by step and answers. Guide:
+    docs/envs/search.md; upstream: UserRL's SearchGym (Bamboogle questions, Serper web search) as run
     by the MIMESIS release, whose SearchGym numbers are **closed-book** (every search returns a fixed
     notice). The shipped pack asks chained questions about an invented world and searches it offline
     with BM25, so answers cannot come from a model's memory.
@@ -116,7 +116,7 @@ class SearchEnv(ConversationEnv[SearchTask]):
 
     | parameter | type | default | description |
     |---|---|---|---|
-    | ``search_backend`` | str | None | ``notice``, ``bm25``, ``serper``, ``<module>:<Class>``; None: by pack (§4.1) |
+    | ``search_backend`` | str | None | ``notice``, ``bm25``, ``serper``, ``<module>:<Class>``; None: by pack |
     | ``search_notice`` | str | None | the closed-book notice (None: built-in text) |
     | ``max_search_steps`` | int | 5 | searches beyond it get the limit message |
     | ``max_search_results`` | int | 5 | hits per search |

@@ -1,4 +1,6 @@
-"""The seeded generator of SearchGym's invented world, its corpus and its question pack (envs/search.md §2.2).
+"""The seeded generator of SearchGym's invented world, its corpus and its question pack.
+
+See docs/envs/search.md, "Task data".
 
 ``python -m mimesis_gym.envs.search.generate --seed 2207`` rewrites ``data/corpus.jsonl``,
 ``data/world.json``, ``data/{train,test,demo}.jsonl`` and ``data/manifest.json``; the output is

@@ -1,4 +1,6 @@
-"""SearchGym's only role: the answer judge (envs/search.md §4.2). There is no simulated user persona.
+"""SearchGym's only role: the answer judge. There is no simulated user persona.
+
+See docs/envs/search.md, "The answer check and the judge".
 
 The env checks a normalised exact match first (no role call); only a mismatch reaches the judge.
 The scripted judge is UserRL's ``"rule"`` method (exact match, plus the pack's aliases); the LLM
@@ -115,6 +117,6 @@ class LLMAnswerJudge(LLMRole[Judgement]):
 
     async def __call__(self, session: RoleSession, **materials: Any) -> RoleResult[Judgement]:
         result = await super().__call__(session, **materials)
-        if result.parsed is not None:  # the spec's privileged "thought" is the JSON "reasoning" field
+        if result.parsed is not None:  # the privileged "thought" is the JSON "reasoning" field
             session.step_thoughts.setdefault(self.name, {})["thought"] = result.parsed.get("reasoning")
         return result

@@ -1,4 +1,6 @@
-"""SearchGym tasks and corpus: schemas, the shipped pack and the UserRL Bamboogle loader (envs/search.md §2).
+"""SearchGym tasks and corpus: schemas, the shipped pack and the UserRL Bamboogle loader.
+
+See docs/envs/search.md, "Task data".
 
 Every loader is cached per process: constructing an env after the first one reads nothing.
 """

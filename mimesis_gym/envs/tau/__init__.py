@@ -1,1 +1,1 @@
-"""TauGym: customer service with tools over tau-bench's retail and airline databases (envs/tau.md)."""
+"""TauGym: customer service with tools over tau-bench's retail and airline databases (docs/envs/tau.md)."""

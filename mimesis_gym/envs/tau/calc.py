@@ -1,4 +1,6 @@
-"""The ``calculate`` tool: Python arithmetic on a restricted character set, without ``eval`` (§5.1).
+"""The ``calculate`` tool: Python arithmetic on a restricted character set, without ``eval``.
+
+See docs/envs/tau.md, "Tools".
 
 Grammar (Python's, restricted to numbers, ``+ - * / // **`` and parentheses)::
 

@@ -1,4 +1,4 @@
-"""TauGym's database model: canonical form, digests and the copy-on-write episode view (envs/tau.md §4).
+"""TauGym's database model: canonical form, digests and the copy-on-write episode view (docs/envs/tau.md, "Rewards").
 
 A domain database is a dict of three top-level tables, each a dict ``key -> record`` of plain JSON
 values exactly as ``json.load`` gives them. :class:`Database` holds the pristine tables of one
@@ -27,7 +27,7 @@ MEMO_SIZE = 512
 
 def canon(value: Any) -> Any:
     """A dict becomes the tuple of ``(key, canon(value))`` sorted by key, a list the tuple of its
-    canonical elements; anything else is unchanged (§4.2)."""
+    canonical elements; anything else is unchanged."""
     if isinstance(value, dict):
         return tuple((key, canon(item)) for key, item in sorted(value.items()))
     if isinstance(value, list):
@@ -41,7 +41,7 @@ def canonical_text(value: Any) -> str:
 
 
 def digest_of(tables: dict[str, dict[str, Any]]) -> str:
-    """The §4.2 digest computed directly (slow on the upstream tables; tests compare against it)."""
+    """The digest computed directly (slow on the upstream tables; tests compare against it)."""
     return hashlib.sha256(canonical_text(tables).encode("utf-8")).hexdigest()
 
 
@@ -176,7 +176,7 @@ _MISSING = object()
 
 
 class EpisodeDB:
-    """One episode's copy-on-write view of a :class:`Database` (§4.3).
+    """One episode's copy-on-write view of a :class:`Database`.
 
     Tools read with :meth:`get` / :meth:`items` and obtain a mutable record with :meth:`write`
     (deep-copied into the overlay on the first write) or add one with :meth:`insert`. Records
@@ -263,7 +263,7 @@ class EpisodeDB:
         return True
 
     def digest(self) -> str:
-        """SHA-256 of ``str(canon(db))`` for the current state (§4.2).
+        """SHA-256 of ``str(canon(db))`` for the current state.
 
         Built from the pristine tables' cached bytes with only the touched records re-serialised,
         and memoised per state on the :class:`Database`.

@@ -71,7 +71,7 @@ class TauEnv(ConversationEnv[TauTask]):
 
     The agent is a customer-service representative of an online store (tau-bench retail) or an
     airline (tau-bench airline). It talks with a simulated customer and calls tools that read and
-    change an in-memory database. Spec: ``envs/tau.md``; upstream: tau-bench, wrapped by UserRL's
+    change an in-memory database. Guide: docs/envs/tau.md; upstream: tau-bench, wrapped by UserRL's
     TauGym (the paper's TauGym column). tau-bench is re-implemented, not imported.
 
     ## Action Space
@@ -336,7 +336,7 @@ class TauEnv(ConversationEnv[TauTask]):
         return gold.reached_by(self.db) and all(self._outputs_found().values())  # type: ignore[arg-type]
 
     def evaluate_now(self) -> dict[str, Any]:
-        """The §8 breakdown for the current state (analysis only; changes nothing).
+        """The reward breakdown (docs/envs/tau.md, "Rewards") for the current state (analysis only; changes nothing).
 
         ``{r_actions, r_outputs (None without outputs), outputs: {o: found}, db_hash, gold_hash,
         reward}``; ``r_actions``/``r_outputs`` are ints, ``reward`` the only float.
@@ -395,7 +395,7 @@ class TauEnv(ConversationEnv[TauTask]):
 
     def oracle_action(self) -> str | None:
         """Each gold call but transfers, then ``Your request is complete.`` with the outputs, then
-        the gold transfer if any (§11.5); ``[finish]`` when nothing is left."""
+        the gold transfer if any; ``[finish]`` when nothing is left."""
         if self.task is None:
             return None
         calls = self._gold_calls()

@@ -1,4 +1,4 @@
-"""``user_facts`` of upstream tasks, derived from the gold actions and the database (envs/tau.md §7.3).
+"""``user_facts`` of upstream tasks, derived from the gold actions and the database (docs/envs/tau.md, "Roles").
 
 The shipped pack stores its facts; for tau-bench's tasks they are derived once per task: names,
 zip and email from the user's record, the ids, items, payment, reason, address, flights,

@@ -1,4 +1,4 @@
-"""TauGym's one role, the customer (``user``): the LLM user and the scripted user (envs/tau.md §7).
+"""TauGym's one role, the customer (``user``): the LLM user and the scripted user (docs/envs/tau.md, "Roles").
 
 The LLM user follows the MIMESIS frame: the simulated customer is the ``assistant`` of its own
 chat, its system message holds the role, the task's instruction and the rules, and the agent's
@@ -96,7 +96,8 @@ class LLMUser(LLMRole[str]):
         result = await super().__call__(session, **materials)
         if result.failed or not has_think_tag(result.value):
             return result
-        # A chat model strips think blocks itself (users.md §2.2); this covers one that did not.
+        # A chat model strips think blocks itself (docs/users.md, "What every chat model guarantees"); this
+        # covers one that did not.
         text, thought = split_thought(result.value)
         session.step_thoughts.setdefault(self.name, {})["reasoning"] = thought
         if thought:
@@ -136,7 +137,7 @@ SLOT_KEYWORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("passenger", ("passenger",)),
     ("bag", ("bag",)),
 )
-"""Slot intents in answer order (§7.2 step 3) with their keywords."""
+"""Slot intents in answer order with their keywords (the scripted user's step 3 in docs/envs/tau.md, "Roles")."""
 
 
 def _pattern(keywords: Sequence[str]) -> re.Pattern[str]:
@@ -203,7 +204,7 @@ def _slot_answer(slot: str, facts: UserFacts) -> str:
 
 
 class ScriptedUser(ScriptedRole[str]):
-    """The deterministic customer of §7.2.
+    """The deterministic customer of docs/envs/tau.md, "Roles".
 
     Materials: ``message`` (the agent's message), ``facts`` (:class:`UserFacts`), ``goal_reached``
     (computed by the env for the database and messages so far, this one included),

@@ -222,7 +222,7 @@ _ROOTS: dict[tuple[str | None, str | None], Path] = {}
 
 
 def load_upstream_pack(data_dir: str | None) -> TauPack:
-    """tau-bench's retail and airline databases with UserRL's 665 TauGym tasks (§3.1).
+    """tau-bench's retail and airline databases with UserRL's 665 TauGym tasks.
 
     The root is resolved once per ``(data_dir, $MIMESIS_GYM_TAU_DIR)`` and process, so constructing
     an env makes no file-system calls after the first load.

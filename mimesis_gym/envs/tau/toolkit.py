@@ -1,4 +1,4 @@
-"""Tool schemas, argument validation, dispatch and the tool list text (envs/tau.md §5.1, §5.4).
+"""Tool schemas, argument validation, dispatch and the tool list text (docs/envs/tau.md, "Tools").
 
 A :class:`Tool` is a name, a one-line description, a parameter schema and a function
 ``run(db, **arguments) -> str`` over an :class:`~mimesis_gym.envs.tau.db.EpisodeDB`. Arguments are
@@ -141,7 +141,7 @@ def call_tool(tools: Mapping[str, Tool], db: EpisodeDB, name: str, arguments: Ma
 
 
 def tool_list_text(tools: Sequence[Tool]) -> str:
-    """``Available Tools:`` then each tool (sorted by name) with its parameters (§5.4)."""
+    """``Available Tools:`` then each tool (sorted by name) with its parameters."""
     lines = ["Available Tools:"]
     for tool in sorted(tools, key=lambda t: t.name):
         lines.append(f"- {tool.name}: {tool.description}")

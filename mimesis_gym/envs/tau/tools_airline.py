@@ -1,4 +1,4 @@
-"""The airline domain's tools (envs/tau.md §5.3): tau-bench's airline tools, re-implemented.
+"""The airline domain's tools (docs/envs/tau.md, "Tools"): tau-bench's airline tools, re-implemented.
 
 tau-bench's quirks that decide gold states are kept on purpose: fixed reservation ids
 (``HATHAT``/``HATHAU``/``HATHAV``) and certificate ids, the cabin of a reservation not updated on a

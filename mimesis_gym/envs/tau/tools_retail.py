@@ -1,9 +1,9 @@
-"""The retail domain's tools (envs/tau.md §5.2): tau-bench's retail tools, re-implemented.
+"""The retail domain's tools (docs/envs/tau.md, "Tools"): tau-bench's retail tools, re-implemented.
 
-Each write checks its preconditions in the order the spec lists them, returns ``Error: ...`` with
+Each write checks its preconditions in tau-bench's order, returns ``Error: ...`` with
 the database untouched when one fails, and otherwise returns the changed record as JSON (Python's
-default ``json.dumps``). Amount arithmetic is exactly tau-bench's: ``round(x, 2)`` where the spec
-says so, unrounded item-modification differences, refunds of every history entry on cancellation.
+default ``json.dumps``). Amount arithmetic is exactly tau-bench's: ``round(x, 2)`` where tau-bench
+rounds, unrounded item-modification differences, refunds of every history entry on cancellation.
 """
 
 from __future__ import annotations
@@ -201,7 +201,7 @@ def _item_change_checks(
     payment_method_id: str,
     round_difference: bool,
 ) -> tuple[int | float, str | None]:
-    """Steps 2–5 of §5.2 (status already checked): the price difference, or an error."""
+    """The item-change checks after the status check: the price difference, or an error."""
     missing = _multiplicity_problem(order, item_ids)
     if missing is not None:
         return 0, f"Error: {missing} not found"

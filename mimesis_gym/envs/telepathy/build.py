@@ -1,4 +1,4 @@
-"""Build TelepathyGym's original task pack from its compact source table (envs/telepathy.md §2.2).
+"""Build TelepathyGym's original task pack from its compact source table (docs/envs/telepathy.md, "Task data").
 
 ``python -m mimesis_gym.envs.telepathy.build`` reads ``data/entities.tsv``, ``data/attributes.json`` and
 ``data/nouns.json`` and rewrites ``data/{train,test,demo}.jsonl`` and ``data/manifest.json``;

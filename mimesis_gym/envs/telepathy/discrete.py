@@ -8,17 +8,12 @@ CleanRL, …) can play twenty questions without a language model:
   ``[answer] <title of candidate a - Q>``.
 - **observation** (``Box(0, 1, (4·Q + M + T + 1,), float32)``), laid out as ``self.layout`` says:
 
-  ========================  ======  ==========================================================
-  block                     size    meaning
-  ========================  ======  ==========================================================
-  ``answers``               4·Q     per question a one-hot ``[unasked, yes, no, unknown]``
-                                    (``unknown``: "Maybe" or any other reply)
-  ``wrong_guesses``         M       1.0 for each candidate already guessed wrongly
-  ``teaser``                T       one-hot of the opening teaser among the pool's distinct
-                                    teasers ("I am thinking of an animal…"); absent
-                                    (T = 0) with ``show_teaser=False``
-  ``turn``                  1       turns used / ``max_episode_steps``
-  ========================  ======  ==========================================================
+  | block | size | meaning |
+  |---|---|---|
+  | ``answers`` | 4·Q | per question, one-hot ``[unasked, yes, no, unknown]`` (unknown: "Maybe" or another reply) |
+  | ``wrong_guesses`` | M | 1.0 for each candidate already guessed wrongly |
+  | ``teaser`` | T | one-hot of the opening teaser ("I am thinking of an animal…"); T = 0 with ``show_teaser=False`` |
+  | ``turn`` | 1 | turns used / ``max_episode_steps`` |
 
 - **reward, terminated, truncated**: the wrapped env's, unchanged (1.0 for the correct guess, which
   terminates; 0.0 otherwise; truncation after ``max_episode_steps`` = 16 turns). A wrong guess costs a

@@ -45,7 +45,7 @@ class TelepathyEnv(ConversationEnv[TelepathyTask]):
     ## Description
 
     Twenty questions: the simulated user thinks of an entity and gives only a category-level teaser;
-    the agent asks yes/no questions and guesses. Spec: ``envs/telepathy.md``; upstream: UserRL's
+    the agent asks yes/no questions and guesses. Guide: docs/envs/telepathy.md; upstream: UserRL's
     TelepathyGym (held out from training in the paper).
 
     ## Action Space

@@ -1,4 +1,4 @@
-"""TelepathyGym roles: the answerer (user) and the guess judge (§4)."""
+"""TelepathyGym roles: the answerer (user) and the guess judge (docs/envs/telepathy.md, "Roles")."""
 
 from __future__ import annotations
 

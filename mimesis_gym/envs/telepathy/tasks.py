@@ -1,4 +1,7 @@
-"""TelepathyGym tasks: schema, the shipped pack with its vocabularies, and the UserRL loader (§2)."""
+"""TelepathyGym tasks: schema, the shipped pack with its vocabularies, and the UserRL loader.
+
+See docs/envs/telepathy.md, "Task data".
+"""
 
 from __future__ import annotations
 

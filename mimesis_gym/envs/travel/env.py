@@ -58,7 +58,8 @@ REWARD_CONSTANTS: dict[str, dict[str, float]] = {
         "wrong_choice_penalty": 0.0,
     },
 }
-"""The five reward constants of each profile (§5); kwargs of the same names override them."""
+"""The five reward constants of each profile (docs/envs/travel.md, "Rewards"); kwargs of the same names
+override them."""
 
 _OPTION_ID = re.compile(r"[ACFHR][0-9]+")
 
@@ -71,7 +72,7 @@ class TravelEnv(ConversationEnv[TravelTask]):
     aspect of the trip (flight, hotel or apartment, rental car, restaurant) it must **search** the
     database with the right arguments, **elicit** the traveller's hidden preferences with concrete
     questions, and **recommend** one option: the cheapest that meets all of that aspect's
-    preferences. Spec: ``envs/travel.md``; upstream: UserRL's TravelGym (from UserBench) on its
+    preferences. Guide: docs/envs/travel.md; upstream: UserRL's TravelGym (from UserBench) on its
     asynchronous step path, with the MIMESIS release's proactive-elicitation fix.
 
     ## Action Space
@@ -140,7 +141,7 @@ class TravelEnv(ConversationEnv[TravelTask]):
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"search", "action", "answer", "finish"})
     reward_part_names: ClassVar[tuple[str, ...]] = ("search", "preference", "choice", "step_penalty", "clip")
     role_names: ClassVar[tuple[str, ...]] = ("search_judge", "classifier", "responder")
-    draws_llm_seed_base: ClassVar[bool] = False  # drawn after the display orders (§7)
+    draws_llm_seed_base: ClassVar[bool] = False  # drawn after the display orders (docs/envs/travel.md, "Options")
     default_system_prompt: ClassVar[str] = SYSTEM_PROMPT
     tool_description: ClassVar[str] = (
         "Search the travel database, talk to the traveller, or recommend an option by its ID."
@@ -233,7 +234,7 @@ class TravelEnv(ConversationEnv[TravelTask]):
             else LLMResponder(user_model, lenient=lenient, templates=templates)
         )
 
-        # episode state (§4.1)
+        # episode state (docs/envs/travel.md, "Roles")
         self.remaining: list[NumberedPreference] = []
         self.elicited: list[str] = []
         self.search_times = 0
@@ -288,7 +289,7 @@ class TravelEnv(ConversationEnv[TravelTask]):
         self.history = []
         self.answer_log = []
         self.display_orders = {}
-        # The display orders and the role-call seed base are the next draws of np_random (§7); they are
+        # The display orders and the role-call seed base are the next draws of np_random; they are
         # made on first use, which leaves the stream exactly as drawing them here would.
         self._draws_pending = True
         return task.opening if task.opening is not None else f"{task.initial_description}\n{BUDGET_SENTENCE}"
@@ -422,7 +423,8 @@ class TravelEnv(ConversationEnv[TravelTask]):
                 answered = await self.responder(self._session, mode="proactive", preference=target, **materials)
             if not self.elicitation_fix:
                 # Unpatched UserRL never assigned the proactive reply: the agent entry was logged, then the
-                # fallback path logged it again with the fallback note and the apology (§6 #2).
+                # fallback path logged it again with the fallback note and the apology
+                # (docs/envs/travel.md, "Fidelity notes", #2).
                 self.history.append({"role": "agent", "content": utterance, "note": note})
                 note = NOTES["responder_failure"]
             elif answered.failed or answered.value is None:
@@ -477,7 +479,9 @@ class TravelEnv(ConversationEnv[TravelTask]):
             if option_id in self.best_left:
                 reward += self.choice_best_reward
                 self.best_left.remove(option_id)
-                if option_id in self.correct_left:  # §6 #16: UserRL raised when it was not
+                # UserRL raised when the best id was missing from the correct ids
+                # (docs/envs/travel.md, "Fidelity notes", #16)
+                if option_id in self.correct_left:
                     self.correct_left.remove(option_id)
                 found["best"] = True
             elif option_id in self.correct_left:
@@ -530,7 +534,7 @@ class TravelEnv(ConversationEnv[TravelTask]):
         }
 
     def oracle_action(self) -> str | None:
-        """Search each pending aspect with its canonical query, then answer each aspect's best id (§8.2).
+        """Search each pending aspect with its canonical query, then answer each aspect's best id.
 
         With no pending search and no best id left to answer in an unlocked aspect (only after
         off-policy steps), the oracle finishes.

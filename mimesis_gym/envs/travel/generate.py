@@ -1,4 +1,4 @@
-"""The seeded generator of TravelGym's shipped pack (envs/travel.md §2.2).
+"""The seeded generator of TravelGym's shipped pack (docs/envs/travel.md, "Task data").
 
 ``python -m mimesis_gym.envs.travel.generate --seed 5150`` rewrites ``data/{train,test,demo}.jsonl``
 and ``data/manifest.json`` from ``data/catalog.json`` (preferences) and ``data/world.json`` (cities,
@@ -1109,7 +1109,7 @@ DEMO_TASK: dict[str, Any] = {
         "arguments": {"city": "Lisbon", "date": "May 5"},
     },
 }
-"""The acceptance-test fixture of §8.1 (exempt from the 10-wrong / 5-noise counts)."""
+"""The demo task's fixture (exempt from the 10-wrong / 5-noise counts)."""
 
 
 # ------------------------------------------------------------------------------------ writing

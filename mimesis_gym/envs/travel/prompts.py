@@ -1,8 +1,9 @@
 """TravelGym wording: the agent's system prompt, feedback texts, option schemas and the LLM role prompts.
 
-Everything here is written for this project (envs/travel.md §3, §4). ``prompt_set="userrl"`` swaps
-the role prompts and option schemas for the strings of UserRL's ``travelgym/env/utils.py``, read
-with :mod:`ast` (module-level literals only; the file is never imported or run).
+Everything here is written for this project (docs/envs/travel.md, "What the agent sees", "Roles").
+``prompt_set="userrl"`` swaps the role prompts and option schemas for the strings of UserRL's
+``travelgym/env/utils.py``, read with :mod:`ast` (module-level literals only; the file is never
+imported or run).
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ OPTION_SCHEMAS: dict[str, str] = {
         )
     ),
 }
-"""Schema text of each aspect's search results: one line per display field (§3)."""
+"""Schema text of each aspect's search results: one line per display field."""
 
 _REFINE = (
     "Please refine it so that it (1) matches what the traveller needs, (2) makes only one request at a time, "
@@ -157,7 +158,7 @@ NATURAL_REPLIES: tuple[str, ...] = (
     "Hmm, nothing particular comes to mind on that front.",
     "Alright, that's all the same to me.",
 )
-"""The scripted natural replies: neutral, no preference, no question (§4.3)."""
+"""The scripted natural replies: neutral, no preference, no question."""
 
 NOTES: dict[str, str] = {
     "1": "The agent's message is not about any of my preferences. I will reply naturally.",

@@ -1,4 +1,6 @@
-"""TravelGym roles: the search judge and utterance classifier (judges) and the responder (user) (§4).
+"""TravelGym roles: the search judge and utterance classifier (judges) and the responder (user).
+
+See docs/envs/travel.md, "Roles".
 
 Each role has a scripted implementation, computed from the shipped pack's structured data
 (arguments, preference keywords, the catalogue), and an LLM implementation whose prompts the env
@@ -86,7 +88,7 @@ QUESTION_WORDS = frozenset(
         "please",
     ]
 )
-"""First words that make an utterance a question for the scripted classifier (§4.3)."""
+"""First words that make an utterance a question for the scripted classifier."""
 
 _NOUN_KEYS: dict[str, tuple[str, ...]] = {
     aspect: tuple(norm(n) for n in nouns) for aspect, nouns in ASPECT_NOUNS.items()
@@ -136,7 +138,7 @@ def format_history(history: Sequence[Mapping[str, str]]) -> str:
 
 
 def mentioned_aspects(text: str) -> set[str]:
-    """The aspects whose nouns (§4.2) occur in ``text`` as whole words."""
+    """The aspects whose nouns (``ASPECT_NOUNS``) occur in ``text`` as whole words."""
     normed = norm(text)
     return {aspect for aspect, nouns in _NOUN_KEYS.items() if any(noun in normed for noun in nouns)}
 
@@ -189,7 +191,7 @@ def _argument_matches(key: str, truth: str, provided: Any) -> bool:
 
 
 def judge_search(content: str, task: TravelTask) -> Verdict:
-    """The scripted search judge (§4.2): a JSON call or free text against the task's arguments."""
+    """The scripted search judge: a JSON call or free text against the task's arguments."""
     call = _json_search(content)
     if call is not None:
         named = str(next(call[key] for key in ("aspect", "name", "function_name") if key in call))
@@ -293,7 +295,7 @@ def _hits(keys: Sequence[str], normed: str) -> int:
 
 
 def classify_utterance(utterance: str, remaining: Sequence[NumberedPreference], task: TravelTask) -> Classification:
-    """The scripted classifier (§4.3): keyword hits decide types 2 and 3, aspect nouns and vague markers type 4."""
+    """The scripted classifier: keyword hits decide types 2 and 3, aspect nouns and vague markers type 4."""
     normed = norm(utterance)
     words = normed.split()
     if not ("?" in utterance or (words and words[0] in QUESTION_WORDS)):

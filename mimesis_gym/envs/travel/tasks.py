@@ -1,4 +1,6 @@
-"""TravelGym tasks: schema, the predicate interpreter, the shipped pack and the UserRL loader (envs/travel.md §2).
+"""TravelGym tasks: schema, the predicate interpreter, the shipped pack and the UserRL loader.
+
+See docs/envs/travel.md, "Task data".
 
 A task has one entry per *dimension* (travel aspect: flight, hotel, apartment, rental_car, restaurant):
 hidden preferences, the option table (correct / wrong / noise), the ids of the correct options, the
@@ -76,7 +78,7 @@ ASPECT_NOUNS: dict[str, tuple[str, ...]] = {
     "rental_car": ("rental car", "car rental", "car", "cars", "vehicle"),
     "restaurant": ("restaurant", "restaurants", "dine", "dining", "dinner", "lunch", "eat"),
 }
-"""The nouns that name an aspect in free text (§4.2); the scripted judge and classifier share them."""
+"""The nouns that name an aspect in free text; the scripted judge and classifier share them."""
 VAGUE_MARKERS: tuple[str, ...] = (
     "preference",
     "preferences",
@@ -88,7 +90,7 @@ VAGUE_MARKERS: tuple[str, ...] = (
     "what else",
     "in mind",
 )
-"""Phrases that make a question a vague preference question (§4.3, type 4)."""
+"""Phrases that make a question a vague preference question (the classifier's type 4)."""
 
 DISPLAY_FIELDS: dict[str, tuple[str, ...]] = {
     "flight": ("path", "time", "company", "flight_number", "cost", "amenities", "service"),
@@ -293,7 +295,7 @@ def parse_record(
     opening: str | None = None,
     best_ids: Sequence[str] | None = None,
 ) -> TravelTask:
-    """A task from a record of the shipped pack's or UserRL's schema (§2.1, §2.2).
+    """A task from a record of the shipped pack's or UserRL's schema.
 
     UserRL keeps each dimension's data at ``record[<dimension>]``; older exports nest it under
     ``record["preferences"][<dimension>]``: both are read.
@@ -380,7 +382,7 @@ def _op_scalar(op: str, field_value: Any, value: Any) -> bool:
 
 
 def evaluate_predicate(predicate: Mapping[str, Any], option: Mapping[str, Any], party_size: int | None = None) -> bool:
-    """Evaluate ``{"field", "op", "value"}`` on an option (§2.2); never ``eval``.
+    """Evaluate ``{"field", "op", "value"}`` on an option; never ``eval``.
 
     Raises :class:`PredicateError` for an unknown op or a field of the wrong type.
     """
@@ -439,7 +441,7 @@ def option_price(
     party_size: int,
     predicates: Sequence[Mapping[str, Any]] = (),
 ) -> float:
-    """The price that "cheapest" compares (§2.2).
+    """The price that "cheapest" compares.
 
     flight / apartment / rental_car ``cost``, restaurant ``expectation``; hotel: the cheapest room
     that holds the party, restricted to the wanted room type when a ``capacity_room_ge`` predicate
@@ -463,7 +465,7 @@ def option_price(
 def request_failure(
     aspect: str, option: Mapping[str, Any], party_size: int, arguments: Mapping[str, str]
 ) -> str | None:
-    """The request constraint an option fails (it is then noise), or ``None`` (§2.2)."""
+    """The request constraint an option fails (it is then noise), or ``None``."""
     if aspect == "flight":
         path = option["path"]
         if not path or path[0] != arguments["origin"]:
@@ -568,7 +570,7 @@ def dimensions_from_id(scenario_id: str) -> tuple[str, ...]:
 
 
 def load_userrl_tasks(data_dir: str | Path) -> list[TravelTask]:
-    """UserRL's travel tasks: parquet rows joined with the JSON records by scenario id (§2.1).
+    """UserRL's travel tasks: parquet rows joined with the JSON records by scenario id.
 
     Rows come in set order (22, 33, 44, 233, 333, 334, 444, 2222), train then test within a set.
     A row whose set's ``travelgym_data_{W}.json`` is absent becomes a stub (``playable=False``).

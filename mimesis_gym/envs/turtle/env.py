@@ -48,7 +48,7 @@ class TurtleEnv(ConversationEnv[TurtleTask]):
 
     A lateral-thinking ("Turtle Soup") puzzle: the agent sees a short, puzzling **surface**; the
     simulated host knows the hidden **bottom**. The agent asks yes/no questions and submits full
-    stories, scored against a weighted rubric. Spec: ``envs/turtle.md``; upstream: UserRL's TurtleGym.
+    stories, scored against a weighted rubric. Guide: docs/envs/turtle.md; upstream: UserRL's TurtleGym.
 
     ## Action Space
 

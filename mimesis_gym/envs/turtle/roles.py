@@ -1,4 +1,7 @@
-"""TurtleGym roles: the oracle (user) answering questions and the rubric judge scoring stories (§4)."""
+"""TurtleGym roles: the oracle (user) answering questions and the rubric judge scoring stories.
+
+See docs/envs/turtle.md, "Roles".
+"""
 
 from __future__ import annotations
 

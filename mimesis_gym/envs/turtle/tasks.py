@@ -1,4 +1,4 @@
-"""TurtleGym tasks: schema, the shipped pack and the UserRL loader (envs/turtle.md §2)."""
+"""TurtleGym tasks: schema, the shipped pack and the UserRL loader (docs/envs/turtle.md, "Task data")."""
 
 from __future__ import annotations
 

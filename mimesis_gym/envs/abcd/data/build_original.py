@@ -1,4 +1,4 @@
-"""The seeded generator and validator of ABCDBehavior's original pack (envs/abcd.md §10.2).
+"""The seeded generator and validator of ABCDBehavior's original pack (docs/envs/abcd.md, "Data").
 
 ``python -m mimesis_gym.envs.abcd.data.build_original`` rewrites ``data/original/`` (policy files,
 ``scenarios.json``, ``rows_{train,test,demo}.jsonl``) and ``data/rules_abcd.json`` from the project's
@@ -324,7 +324,7 @@ def write_pack(out_dir: Path = DATA_DIR, seed: int = DEFAULT_SEED) -> list[Path]
 
 
 def check_pack(directory: Path = ORIGINAL_DIR) -> list[str]:
-    """Problems of the pack in ``directory`` (empty when valid): the validator of §10.2."""
+    """Problems of the pack in ``directory`` (empty when valid): what ``--check`` reports."""
     problems: list[str] = []
     files = {name: json.loads((directory / name).read_text()) for name in policy_files()}
     try:

@@ -1,4 +1,4 @@
-"""The store policy written for this project: "Juniper Lane", an online clothing store (envs/abcd.md §10.2).
+"""The store policy written for this project: "Juniper Lane", an online clothing store (docs/envs/abcd.md, "Data").
 
 This module is the source of the original pack's ``guidelines.json``, ``kb.json``, ``ontology.json``,
 ``subflows.json`` and ``rules.json`` and of ``data/rules_abcd.json`` (the same rule kinds with the
@@ -572,7 +572,7 @@ ABCD_RULES: dict[str, dict[str, Any]] = {
 
 
 def build_guidelines() -> dict[str, Any]:
-    """The original pack's guidelines.json: flows by display name, subflows by title (§10.2)."""
+    """The original pack's guidelines.json: flows by display name, subflows by title."""
     from mimesis_gym.envs.abcd.policy import FLOW_NAMES
 
     guidelines: dict[str, Any] = {}

@@ -1,4 +1,4 @@
-"""The seeded generator of TauGym's shipped original pack (envs/tau.md §3.2).
+"""The seeded generator of TauGym's shipped original pack (docs/envs/tau.md, "Task data").
 
 ``python -m mimesis_gym.envs.tau.data.build_original [--seed 20260601] [--out DIR]`` writes
 ``retail/{users,orders,products}.json`` and ``tasks_{train,test,demo}.json`` under
