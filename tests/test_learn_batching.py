@@ -1,4 +1,4 @@
-"""Balancing, micro-batching, packing and the chunked log-probs (algorithms.md §6.3, §8)."""
+"""Balancing, micro-batching, packing and the chunked log-probs (docs/algorithms.md, "Micro-batches and packing")."""
 
 import random
 

@@ -1,4 +1,7 @@
-"""Trainer configuration, presets (algorithms.md §5, §6.2) and the ``mimesis-gym train`` entry (§6.1)."""
+"""Trainer configuration, presets and the ``mimesis-gym train`` entry.
+
+See docs/algorithms.md, "Defaults and presets", "Starting a run".
+"""
 
 import json
 

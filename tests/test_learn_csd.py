@@ -1,4 +1,4 @@
-"""CSD plumbing (algorithms.md §4.3, §4.4, §7.6): teacher rows on ChatML and the null probe."""
+"""CSD plumbing (docs/algorithms.md, "Teacher rows"): teacher rows on ChatML and the null probe."""
 
 import pytest
 

@@ -1,4 +1,7 @@
-"""The transformers engine's sampler (algorithms.md §1.3): inverse-CDF sampling, truncation, greedy, log-probs."""
+"""The transformers engine's sampler: inverse-CDF sampling, truncation, greedy, log-probs.
+
+See docs/algorithms.md, "Generation engines".
+"""
 
 import math
 

@@ -1,4 +1,4 @@
-"""InfoPO counterfactuals (algorithms.md §2.4 steps 1–3, §7.4 placeholder cases)."""
+"""InfoPO counterfactuals and the placeholder's length cases (docs/algorithms.md, "InfoPO")."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""The colocated vLLM engine (algorithms.md §1.5, §7.7): GPU only, extra ``vllm``."""
+"""The colocated vLLM engine (docs/algorithms.md, "vLLM"): GPU only, extra ``vllm``."""
 
 import pytest
 

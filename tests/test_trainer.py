@@ -1,4 +1,4 @@
-"""Trainer plumbing (algorithms.md §7.8) on the tiny random model and KeywordEcho's parity rule."""
+"""Trainer plumbing (docs/algorithms.md, "The training loop") on the tiny random model and KeywordEcho's parity rule."""
 
 import json
 
@@ -217,7 +217,7 @@ def test_evaluate_reports_per_env_and_mean_scores(tmp_path):
         ("seq-mean-token-sum-norm", 3.625),
     ],
 )
-def test_aggregation_weights_reproduce_the_spec_table(agg, expected):
+def test_aggregation_weights_reproduce_the_documented_table(agg, expected):
     losses = torch.tensor([[1.0, 2, 3, 4], [5, 6, 7, 8]], dtype=torch.float64)
     mask = torch.tensor([[1, 1, 0, 0], [1, 1, 1, 1]], dtype=torch.float64)
     weights = aggregation_weights([2, 4], agg, tokens=6, sequences=2, max_response_tokens=4)

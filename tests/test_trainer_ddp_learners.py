@@ -1,4 +1,6 @@
-"""CSD and InfoPO under ``accelerate launch`` with two CPU processes (algorithms.md §6.6).
+"""CSD and InfoPO under ``accelerate launch`` with two CPU processes.
+
+See docs/algorithms.md, "Several processes: DDP and FSDP".
 
 Each rank coaches (CSD) or scores counterfactuals (InfoPO) for the episodes it collected only, then
 gathers the notes or gains. The test checks that both replicas end identical, that the notes of

@@ -1,4 +1,6 @@
-"""The entropy bonus and the KL penalty move the policy the way their signs say (algorithms.md §3).
+"""The entropy bonus and the KL penalty move the policy the way their signs say.
+
+See docs/algorithms.md, "The PPO-clip core".
 
 KeywordEcho's keyword rule gives the tiny random model no reward at all, so every group ties, every
 advantage is 0 and the policy-gradient term has no gradient: whatever the update changes comes from

@@ -1,4 +1,4 @@
-"""Learners that turn the environments into training signal (algorithms.md).
+"""Learners that turn the environments into training signal (docs/algorithms.md).
 
 The estimators (``advantages``), the PPO-clip core (``losses``), CSD (``csd``, ``coach_notes``,
 ``coach_runner``, ``teacher``), InfoPO's counterfactuals (``infopo``), the token-exact records and

@@ -1,4 +1,6 @@
-"""The advantage phase of a training step (algorithms.md §2): the configured estimator on a batch, and its metrics.
+"""The advantage phase of a training step: the configured estimator on a batch, and its metrics.
+
+See docs/algorithms.md, "Advantages: one number per turn".
 
 :func:`estimate` runs the estimator of ``config.advantage`` on the gathered episodes (identical on
 every rank); :func:`assign` stores one value per turn in ``episode.turn_advantages``;

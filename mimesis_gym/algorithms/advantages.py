@@ -1,4 +1,6 @@
-"""Advantage estimators (algorithms.md §2): one value per (episode, turn), pure functions.
+"""Advantage estimators: one value per (episode, turn), pure functions.
+
+See docs/algorithms.md, "Advantages: one number per turn".
 
 Every estimator works on per-turn metadata of the whole rollout batch. The public entry point is
 :func:`compute_advantages`, which takes a list of episode mappings — ``group_id``, ``rollout_id``,
@@ -108,7 +110,7 @@ def grpo_multiturn(
     std_normalize: bool = True,
     eps: float = EPS,
 ) -> list[list[float]]:
-    """Multi-turn GRPO with UserRL's credit assignment (§2.1).
+    """Multi-turn GRPO with UserRL's credit assignment (docs/algorithms.md, "Multi-turn GRPO").
 
     ``Â_i`` = group-normalised trajectory score; ``A_{i,t} = c_t · Â_i · N_i / Σ_i`` with
     ``Σ_i = Σ_t c_t n_t`` and ``N_i`` the action tokens of turns with non-zero credit (0 when
@@ -146,7 +148,7 @@ def score_outcome(episode: Mapping[str, Any], score: str) -> float:
 def grpo_outcome(
     episodes: Sequence[Mapping[str, Any]], *, score: str = "sum", std_normalize: bool = True, eps: float = EPS
 ) -> list[list[float]]:
-    """Outcome GRPO (§2.2): every turn of an episode gets its group-normalised score."""
+    """Outcome GRPO (docs/algorithms.md, "Outcome GRPO"): every turn of an episode gets its group-normalised score."""
     scores = [score_outcome(e, score) for e in episodes]
     normalised = group_normalise(scores, [e["group_id"] for e in episodes], std_normalize=std_normalize, eps=eps)
     return [[value] * len(e["turn_rewards"]) for e, value in zip(episodes, normalised, strict=True)]
@@ -162,7 +164,9 @@ def foldgrpo(
     q_high: float = 1.0,
     eps: float = EPS,
 ) -> list[list[float]]:
-    """FoldGRPO (§2.3): statistics over unique rollouts, optional role groups and process rewards.
+    """FoldGRPO: statistics over unique rollouts, optional role groups and process rewards.
+
+    See docs/algorithms.md, "FoldGRPO".
 
     Each entry is a segment; its score is the ``score`` key when present, else as outcome GRPO.
     ``μ, σ`` come from the first segment of every distinct ``rollout_id`` in the group.
@@ -211,7 +215,7 @@ def infopo(
     eps: float = EPS,
     diagnostics: dict[str, Any] | None = None,
 ) -> list[list[float]]:
-    """InfoPO fusion (§2.4): outcome GRPO plus a gated, capped information-gain advantage.
+    """InfoPO fusion (docs/algorithms.md, "InfoPO"): outcome GRPO plus a gated, capped information-gain advantage.
 
     ``info_gains[t]`` is ``I_t`` for the feedback after action ``t`` (``t < T``); each token of
     ``a_t`` gets ``v_t = I_t / |a_t|`` (the last turn 0). ``A = A^out + β_e · w_i · λ · Â^I``.

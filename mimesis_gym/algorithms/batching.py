@@ -1,4 +1,4 @@
-"""Rank balancing, micro-batch planning and collation (algorithms.md §6.3, §8).
+"""Rank balancing, micro-batch planning and collation (docs/algorithms.md, "Micro-batches and packing").
 
 * :func:`balance` gives each rank an equal-count, token-balanced share (longest first, greedy).
 * :func:`plan_micro_batches` groups rows under a token budget: **packed** (first-fit decreasing,
@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 PAD_SLACK = 1.25
-"""A padded micro-batch holds at most this many times its real tokens (§8)."""
+"""A padded micro-batch holds at most this many times its real tokens."""
 
 
 def balance(lengths: Sequence[int], ranks: int) -> list[list[int]]:

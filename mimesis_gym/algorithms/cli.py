@@ -1,4 +1,4 @@
-"""``mimesis-gym train --config FILE [--set key=value ...]`` (algorithms.md §6.1).
+"""``mimesis-gym train --config FILE [--set key=value ...]`` (docs/algorithms.md, "Starting a run").
 
 The file (JSON, YAML or TOML) holds the job and the trainer configuration side by side::
 
@@ -123,7 +123,7 @@ def build_job(path: str | Path, assignments: Sequence[str] = ()) -> tuple[dict[s
 
 def train_main(argv: list[str]) -> int:
     """Entry point of ``mimesis-gym train``; returns the process exit status."""
-    parser = argparse.ArgumentParser(prog="mimesis-gym train", description="Train an agent (algorithms.md).")
+    parser = argparse.ArgumentParser(prog="mimesis-gym train", description="Train an agent (docs/algorithms.md).")
     parser.add_argument("--config", required=True, help="job and trainer config: .json, .yaml/.yml or .toml")
     parser.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="override a job key or a dotted config key"

@@ -1,4 +1,6 @@
-"""A note the CSD coach wrote: cleaning, the length cut and the privacy leak filter (algorithms.md §4.2).
+"""A note the CSD coach wrote: cleaning, the length cut and the privacy leak filter.
+
+See docs/algorithms.md, "Notes and the leak filter".
 
 A note is stripped; empty, or starting with ``NONE`` (any case), means no note; it is cut to
 ``max_note_chars``. The leak filter drops a note that contains a number, a quoted string or a

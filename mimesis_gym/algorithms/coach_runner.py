@@ -1,4 +1,6 @@
-"""Running the CSD coach: turn selection, requests, prompts, chat and scripted coaches (algorithms.md §4.2, §4.5).
+"""Running the CSD coach: turn selection, requests, prompts, chat and scripted coaches.
+
+See docs/algorithms.md, "The coach".
 
 After an episode ends, a coach writes at most one note per selected turn. A :class:`CoachRequest`
 holds the public history before ``y_t``, the user's thought chosen by the pairing, the user's next
@@ -90,7 +92,7 @@ class CoachRequest:
 
 
 def note_message(note: str) -> str:
-    """The content of the extra user message of a teacher row (§4.3)."""
+    """The content of the extra user message of a teacher row."""
     return f"{NOTE_HEADER}\n{note}"
 
 
@@ -236,7 +238,7 @@ class ChatCoach:
 
 @dataclass
 class CoachStats:
-    """Counts of one batch's coaching (§6.5 ``csd/*``)."""
+    """Counts of one batch's coaching (the ``csd/*`` metrics)."""
 
     episodes: int = 0
     requests: int = 0

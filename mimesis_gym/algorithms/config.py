@@ -1,7 +1,7 @@
-"""Trainer configuration (algorithms.md §5, §6.2): one pydantic model per concern, and the presets.
+"""Trainer configuration (docs/algorithms.md, "Defaults and presets"): one pydantic model per concern, and the presets.
 
 ``TrainerConfig.preset(name)`` gives ``"paper"`` (the library defaults), ``"mimesis-release"``,
-``"userrl"``, ``"infopo-official"``, ``"mimesis-simulator"`` and ``"cpu-tiny"`` (§7.10).
+``"userrl"``, ``"infopo-official"``, ``"mimesis-simulator"`` and ``"cpu-tiny"``.
 ``TrainerConfig.load(source)`` accepts a config, a dict, or a JSON / YAML / TOML file; ``--set``
 style overrides (``"loss.clip_high=0.2"``) go through :meth:`TrainerConfig.with_overrides`.
 """
@@ -37,7 +37,7 @@ class _Group(BaseModel):
 
 
 class RolloutConfig(_Group):
-    """How episodes are collected (§1, §6.3)."""
+    """How episodes are collected (docs/algorithms.md, "What a rollout records")."""
 
     group_size: int = Field(8, ge=1, description="G: episodes per task (same task and reset seed)")
     prompts_per_batch: int = Field(64, ge=1, description="tasks per rollout batch")
@@ -48,7 +48,9 @@ class RolloutConfig(_Group):
     temperature: float = Field(1.0, ge=0.0, description="sampling temperature (also scales every log-prob)")
     top_p: float = Field(1.0, gt=0.0, le=1.0, description="nucleus sampling")
     top_k: int | None = Field(None, ge=1, description="top-k sampling (None: off)")
-    context_mode: Literal["accumulate", "per_turn"] = Field("accumulate", description="§1.6")
+    context_mode: Literal["accumulate", "per_turn"] = Field(
+        "accumulate", description="accumulate: one growing sequence per episode; per_turn: a segment per turn"
+    )
     use_tools: bool = Field(True, description="render env.tools when the template supports them")
     reward_profile: Literal["train", "eval"] = Field("train", description="the envs' reward profile")
     end_on_invalid_action: bool = Field(False, description="an invalid action ends the episode after its step")
@@ -60,7 +62,7 @@ class RolloutConfig(_Group):
 
 
 class OptimConfig(_Group):
-    """AdamW and its schedule (§3)."""
+    """AdamW and its schedule."""
 
     lr: float = Field(1e-6, gt=0.0, description="learning rate")
     weight_decay: float = Field(0.01, ge=0.0, description="AdamW weight decay")
@@ -71,7 +73,7 @@ class OptimConfig(_Group):
 
 
 class UpdateConfig(_Group):
-    """Mini-batches, micro-batches and packing (§6.3, §8)."""
+    """Mini-batches, micro-batches and packing (docs/algorithms.md, "Micro-batches and packing")."""
 
     mini_batch_prompts: int = Field(8, ge=1, description="groups per optimizer step")
     ppo_epochs: int = Field(1, ge=1, description="passes over each rollout batch")
@@ -89,7 +91,7 @@ class UpdateConfig(_Group):
 
 
 class LossConfig(_Group):
-    """The PPO-clip core and its extra terms (§3)."""
+    """The PPO-clip core and its extra terms (docs/algorithms.md, "The PPO-clip core")."""
 
     clip_low: float = Field(0.2, ge=0.0, description="ε_lo")
     clip_high: float = Field(0.28, ge=0.0, description="ε_hi (clip-higher)")
@@ -113,10 +115,13 @@ class LossConfig(_Group):
 
 
 class AdvantageConfig(_Group):
-    """The advantage estimator and its parameters (§2); ``None`` means the estimator's own default."""
+    """The advantage estimator and its parameters; ``None`` means the estimator's own default.
+
+    See docs/algorithms.md, "Advantages: one number per turn".
+    """
 
     estimator: Literal["grpo_multiturn", "grpo_outcome", "foldgrpo", "infopo"] = Field(
-        "grpo_multiturn", description="§2.1–2.4"
+        "grpo_multiturn", description="multi-turn GRPO, outcome GRPO, FoldGRPO or InfoPO"
     )
     gamma: float = Field(0.8, ge=0.0, le=1.0, description="per-turn discount")
     trajectory_score: Literal["r2g", "mean", "sum"] | None = Field(
@@ -163,7 +168,7 @@ class AdvantageConfig(_Group):
 
 
 class CoachConfig(_Group):
-    """Who writes the CSD notes (§4.2)."""
+    """Who writes the CSD notes (docs/algorithms.md, "The coach")."""
 
     kind: Literal["chat", "scripted"] = Field("chat", description="a chat model, or a callable")
     model: str | None = Field(None, description="users-registry alias (None: the env's user model)")
@@ -185,7 +190,7 @@ class CoachConfig(_Group):
 
 
 class CSDConfig(_Group):
-    """Coached On-Policy Self-Distillation (§4.5)."""
+    """Coached On-Policy Self-Distillation (docs/algorithms.md, "CSD options")."""
 
     enabled: bool = Field(False, description="add α·L_CSD to the PPO loss")
     alpha: float = Field(0.01, ge=0.0, description="α (0: the GRPO control, no CSD work)")
@@ -204,7 +209,7 @@ class CSDConfig(_Group):
 
 
 class RunConfig(_Group):
-    """Length, seeds, outputs, evaluation and checkpoints (§6.4, §6.5)."""
+    """Length, seeds, outputs, evaluation and checkpoints (docs/algorithms.md, "Outputs and checkpoints")."""
 
     total_steps: int = Field(100, ge=1, description="rollout batches (= steps)")
     total_epochs: int | None = Field(None, ge=1, description="passes over the training tasks (overrides steps)")
@@ -224,7 +229,7 @@ class RunConfig(_Group):
 
 
 class VLLMConfig(_Group):
-    """vLLM as generation engine (§6.7)."""
+    """vLLM as generation engine (docs/algorithms.md, "vLLM")."""
 
     mode: Literal["colocate", "server"] = Field("colocate", description="engine in each training process")
     gpu_memory_utilization: float = Field(0.4, gt=0.0, lt=1.0, description="share of the GPU for the engine")
@@ -251,7 +256,7 @@ ALGORITHMS: dict[str, tuple[str, bool]] = {
 
 
 class TrainerConfig(_Group):
-    """Everything the trainer reads (§6.2)."""
+    """Everything the trainer reads."""
 
     rollout: RolloutConfig = Field(default_factory=RolloutConfig)
     optim: OptimConfig = Field(default_factory=OptimConfig)
@@ -264,7 +269,7 @@ class TrainerConfig(_Group):
 
     @classmethod
     def preset(cls, name: str) -> TrainerConfig:
-        """A named preset (§5)."""
+        """A named preset (docs/algorithms.md, "Defaults and presets")."""
         try:
             overrides = PRESETS[name]
         except KeyError:
@@ -292,7 +297,7 @@ class TrainerConfig(_Group):
         return type(self).model_validate(data)
 
     def with_algorithm(self, algorithm: str | AlgorithmConfig | None) -> TrainerConfig:
-        """Override the estimator group and ``csd.enabled`` (§6.1); ``None`` keeps both."""
+        """Override the estimator group and ``csd.enabled`` from an ``algorithm`` name; ``None`` keeps both."""
         if algorithm is None:
             return self
         if isinstance(algorithm, str):
@@ -419,9 +424,9 @@ PRESETS: dict[str, dict[str, Any]] = {
     "cpu-tiny": {
         "rollout": {"group_size": 4, "prompts_per_batch": 4, "max_tokens_per_turn": 16},
         "update": {"mini_batch_prompts": 4, "micro_batch_tokens": 4096},
-        # §7.10's lr 1e-5 missed the learning criterion on this setup; 5e-5 (the top of the allowed range) meets it
+        # lr 1e-5 missed the learning benchmark's criterion on this setup; 5e-5 (the top of the usual range) meets it
         "optim": {"lr": 5e-5},
         "run": {"total_steps": 30, "dtype": "float32", "eval_every": 0, "save_every": 0},
     },
 }
-"""Each preset as overrides of the library defaults (§5)."""
+"""Each preset as overrides of the library defaults."""

@@ -1,4 +1,6 @@
-"""CSD — Coached On-Policy Self-Distillation: the gate and the loss term (algorithms.md §4.1, §4.4).
+"""CSD — Coached On-Policy Self-Distillation: the gate and the loss term.
+
+See docs/algorithms.md, "CSD — Coached On-Policy Self-Distillation".
 
 For the agent's own sampled tokens of a coached turn, ``Δ = ℓ_T − sg(ℓ)`` compares the log-prob of a
 stop-gradient teacher (the same weights, with the coaching note in context) with the student's.

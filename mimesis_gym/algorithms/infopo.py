@@ -1,4 +1,4 @@
-"""InfoPO counterfactual rows and information gains (algorithms.md §2.4 steps 1–3).
+"""InfoPO counterfactual rows and information gains (docs/algorithms.md, "InfoPO").
 
 For each turn ``t < T`` whose observation text is non-empty and whose ``feedback_span`` has length
 ``L ≥ 1``, the sequence holding ``a_{t+1}`` is copied with the feedback span replaced by exactly

@@ -1,4 +1,4 @@
-"""Log-probs of chosen ids without a full-vocabulary logits tensor (algorithms.md §3, §8).
+"""Log-probs of chosen ids without a full-vocabulary logits tensor (docs/algorithms.md, "Micro-batches and packing").
 
 :class:`PolicyScorer` wraps a causal LM so that the trainer's forward (the one ``accelerate``
 prepares and DDP/FSDP wrap) returns, for the positions it is asked about, ``log softmax(logits / T)``

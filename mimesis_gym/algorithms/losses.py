@@ -1,4 +1,4 @@
-"""The PPO-clip core shared by every learner (algorithms.md §3).
+"""The PPO-clip core shared by every learner (docs/algorithms.md, "The PPO-clip core").
 
 Per action token: ``ρ = exp(clamp(ℓ − ℓ_old, −20, 20))``, ``L1 = −A·ρ``,
 ``L2 = −A·clip(ρ, 1−ε_lo, 1+ε_hi)``, ``Lc = max(L1, L2)``; for ``A < 0`` the dual clip bounds the
@@ -42,7 +42,9 @@ def token_losses(
 def aggregation_weights(
     action_tokens: Sequence[int], agg: Aggregation, tokens: int, sequences: int, max_response_tokens: int | None
 ) -> list[float]:
-    """Per-row weight ``w`` of each action token, so that a loss aggregates as ``Σ_rows w · Σ_tokens L`` (§3 table).
+    """Per-row weight ``w`` of each action token, so that a loss aggregates as ``Σ_rows w · Σ_tokens L``.
+
+    See docs/algorithms.md, "Loss aggregation".
 
     ``action_tokens`` are the rows' action-token counts; ``tokens`` and ``sequences`` are the scope's
     action tokens and rows with at least one (the trainer passes the whole mini-batch on every rank for
@@ -93,7 +95,7 @@ def policy_loss(
     agg: Aggregation = "token-mean",
     max_response_tokens: int | None = None,
 ) -> torch.Tensor:
-    """The aggregated PPO-clip loss with asymmetric clip and dual clip (algorithms.md §3)."""
+    """The aggregated PPO-clip loss with asymmetric clip and dual clip."""
     losses = token_losses(logp, old_logp, advantages, clip_low=clip_low, clip_high=clip_high, dual_clip=dual_clip)
     return aggregate(losses, mask, agg, max_response_tokens)
 

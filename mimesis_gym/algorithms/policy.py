@@ -1,4 +1,4 @@
-"""The policy the trainer updates (algorithms.md §6, §6.6): loading it, and the checks made on it at start.
+"""The policy the trainer updates: loading it, and the checks made on it at start.
 
 :func:`load_policy` resolves a policy argument to ``(model, tokenizer)``; :func:`check_no_dropout`
 refuses a model whose forwards are random (learners that compare two forwards of the same weights);
@@ -27,7 +27,7 @@ class DropoutError(ValueError):
 def load_policy(policy: Any) -> tuple[Any, Any]:
     """``(model, tokenizer)`` for ``"tiny"``, ``"hf:<path>"``, a path, or a ``(model, tokenizer)`` pair.
 
-    Weights are loaded in fp32 (mixed precision does the bf16 compute on GPU, §6.6); ``"tiny"`` is
+    Weights are loaded in fp32 (mixed precision does the bf16 compute on GPU); ``"tiny"`` is
     always the converted safetensors cache, never the GGUF-loaded object.
     """
     if isinstance(policy, (tuple, list)) and len(policy) == 2:

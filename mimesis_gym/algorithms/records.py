@@ -1,6 +1,8 @@
-"""The token-exact trajectory records (algorithms.md §1.2): :class:`Turn`, :class:`Segment`, :class:`Episode`.
+"""The token-exact trajectory records: :class:`Turn`, :class:`Segment`, :class:`Episode`.
 
-Indexing (§1.1): an episode opens with the user message ``u_0``; turn ``t = 1..T`` is the agent's
+See docs/algorithms.md, "Records".
+
+Indexing: an episode opens with the user message ``u_0``; turn ``t = 1..T`` is the agent's
 message ``y_t`` (one generation call) followed, if the episode goes on, by the user's reply ``u_t``.
 Spans are half-open ``[start, end)`` positions inside the turn's segment. Every per-token array of
 this package is indexed by the position of the *predicted* id: the log-prob of the id at position
@@ -26,7 +28,7 @@ PRIVILEGED_EPISODE_FIELDS = frozenset({"privileged", "opening_thought", "notes"}
 
 
 class Turn(BaseModel):
-    """One agent generation ``y_t`` and what the env answered (§1.2)."""
+    """One agent generation ``y_t`` and what the env answered."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -56,7 +58,7 @@ class Turn(BaseModel):
 
 
 class Segment(BaseModel):
-    """One training sequence: prompt followed by response (§1.2)."""
+    """One training sequence: prompt followed by response."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -75,7 +77,7 @@ class Segment(BaseModel):
 
 
 class Episode(BaseModel):
-    """One episode of one env on one task, with its segments and turns (§1.2)."""
+    """One episode of one env on one task, with its segments and turns."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -120,7 +122,7 @@ class Episode(BaseModel):
         return sum(segment.action_tokens for segment in self.segments)
 
     def estimator_input(self) -> dict[str, Any]:
-        """The per-turn metadata the estimators of §2 read (``compute_advantages``)."""
+        """The per-turn metadata the advantage estimators read (``compute_advantages``)."""
         return {
             "group_id": self.group_id,
             "rollout_id": self.rollout_id,

@@ -1,4 +1,6 @@
-"""Chat-template deltas (algorithms.md §1.4): the ids appended after a turn, never a re-tokenised history.
+"""Chat-template deltas: the ids appended after a turn, never a re-tokenised history.
+
+See docs/algorithms.md, "Rendered deltas".
 
 The observation after ``y_t`` is appended as the tokenisation of a **rendered delta** computed on a
 fixed reference conversation, so nothing the policy sampled is ever re-rendered:
@@ -10,8 +12,8 @@ fixed reference conversation, so nothing the policy sampled is ever re-rendered:
   (else :class:`TemplateNotIncrementalError`); the delta is ``r1[cut:]`` (closing suffix of the
   assistant message, the observation message, the generation prompt).
 
-The **note delta** of CSD (§4.3) is what one more user message adds to a conversation that ends with
-a complete user (or tool) message: ``render(b + [note])[len(render(b)):]``.
+The **note delta** of a CSD teacher row is what one more user message adds to a conversation that
+ends with a complete user (or tool) message: ``render(b + [note])[len(render(b)):]``.
 
 For ChatML (the tiny model) the delta of a user reply ``hi`` is
 ``"\\n<|im_start|>user\\nhi<|im_end|>\\n<|im_start|>assistant\\n"`` with a generation prompt of 4 ids,
@@ -169,7 +171,7 @@ class ChatRenderer:
         if r1[:cut] != r0[:cut]:
             raise TemplateNotIncrementalError(
                 f"chat template of {self.name!r} re-renders earlier messages when an observation is appended "
-                f"(prefix check of algorithms.md §1.4 failed); use context_mode='per_turn'"
+                f"(the rendered-delta prefix check failed); use context_mode='per_turn'"
             )
         delta = r1[cut:]
         gen_prompt_len = self._gen_prompt_len([*base, message], r1)
@@ -194,7 +196,7 @@ class ChatRenderer:
         return ids, (inside[0], inside[-1] + 1)
 
     def note_delta(self, content: str, *, after_tool: bool = False) -> list[int]:
-        """Ids of one more user message (``content``) after a complete user (or tool) message (§4.3)."""
+        """Ids of one more user message (``content``) after a complete user (or tool) message (a CSD teacher row)."""
         base: list[dict[str, Any]] = [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}]
         if after_tool:
             call = probe_tool_call()

@@ -1,9 +1,9 @@
-"""Token-exact episode collection (algorithms.md §1.3, §1.6).
+"""Token-exact episode collection (docs/algorithms.md, "Collecting an episode", "Per-turn contexts").
 
 ``accumulate`` (default): the first prompt is the only tokenisation of a whole conversation; each
 turn is generated from the **accumulated ids**, its sampled ids (stop id included) are appended with
-mask 1, and the observation is appended as the rendered delta of §1.4 with mask 0. Episodes of a
-batch are generated together, one left-padded batch per turn; envs are stepped concurrently in
+mask 1, and the observation is appended as the rendered delta (``render.py``) with mask 0. Episodes
+of a batch are generated together, one left-padded batch per turn; envs are stepped concurrently in
 threads (each env keeps its own event loop for LLM users).
 
 ``per_turn``: each turn is its own segment whose context is the chat template applied to the public
@@ -72,7 +72,7 @@ class _Running:
 
 
 class Collector:
-    """Collects episodes with a generation engine and one tokenizer (§1.3).
+    """Collects episodes with a generation engine and one tokenizer.
 
     ``engine`` follows :class:`~mimesis_gym.algorithms.engines.base.GenerationEngine`; the renderer
     of each episode is built from ``tokenizer`` and the env's tools (cached per tool list).
@@ -91,7 +91,7 @@ class Collector:
     # -- setup ----------------------------------------------------------------------------------
 
     def renderer_for(self, tools: Sequence[dict[str, Any]]) -> tuple[ChatRenderer, bool]:
-        """The renderer for an env's tools and whether it renders them (§1.3 step 1)."""
+        """The renderer for an env's tools and whether it renders them."""
         import json
 
         key = json.dumps(list(tools), sort_keys=True)

@@ -1,4 +1,6 @@
-"""What the trainer's loop and its learners share (algorithms.md §6): scoring under the policy, seeds, ranks.
+"""What the trainer's loop and its learners share: scoring under the policy, seeds, ranks.
+
+See docs/algorithms.md, "Learners and the trainer's modules".
 
 A learner receives a :class:`LoopServices` and never reaches into the trainer. Through it, it
 

@@ -1,4 +1,6 @@
-"""What the trainer trains on (algorithms.md §6 step 1): the envs, their task splits and the order of tasks.
+"""What the trainer trains on: the envs, their task splits and the order of tasks.
+
+See docs/algorithms.md, "One training step".
 
 :func:`build_env_specs` turns env ids, ``(id, kwargs)`` pairs or factories into :class:`EnvSpec`
 (factories for training and evaluation, training and validation task ids). :class:`TaskSchedule`

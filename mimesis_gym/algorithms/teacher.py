@@ -1,4 +1,6 @@
-"""CSD teacher rows (algorithms.md §4.3): the student's own ids with the coach's note as one extra user turn.
+"""CSD teacher rows: the student's own ids with the coach's note as one extra user turn.
+
+See docs/algorithms.md, "Teacher rows".
 
 With ``p = a_s(t) − gen_prompt_len(t)`` (the end of the message ``y_t`` answers), the teacher row is
 ``ids[:p] + note_delta + ids[p : a_e(t)]``: the generation prompt and ``y_t`` keep their exact ids,

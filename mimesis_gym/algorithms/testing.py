@@ -1,4 +1,6 @@
-"""Test fixtures of the learners (algorithms.md §7.9): KeywordEcho, its scripted coach, a tiny random model.
+"""Test fixtures of the learners: KeywordEcho, its scripted coach, a tiny random model.
+
+See docs/algorithms.md, "KeywordEcho and the tiny model".
 
 Importing this module registers ``mimesis_testing/KeywordEcho-v0`` (``max_episode_steps=3``);
 ``gym.make("mimesis_gym.algorithms.testing:mimesis_testing/KeywordEcho-v0")`` works without the
@@ -85,9 +87,10 @@ class KeywordEchoEnv(ConversationEnv[KeywordTask]):
     """
     ## Description
 
-    The learners' test env (algorithms.md §7.9): the opening message asks the agent to reply with
-    exactly one given word. A reply that contains the keyword as a whole word (any case) in at most
-    three words earns 1.0 and ends the episode; otherwise the scripted user repeats the request.
+    The learners' test env: the opening message asks the agent to reply with exactly one given word.
+    A reply that contains the keyword as a whole word (any case) in at most three words earns 1.0
+    and ends the episode; otherwise the scripted user repeats the request. See
+    docs/algorithms.md, "KeywordEcho and the tiny model".
 
     ## Action Space
 

@@ -1,9 +1,11 @@
-"""The trainer (algorithms.md §6): collect → old log-probs → learners' passes → advantages → update → log.
+"""The trainer: collect → old log-probs → learners' passes → advantages → update → log.
+
+See docs/algorithms.md, "The training loop".
 
 :func:`train` is the one-call API; :class:`Trainer` exposes ``fit()``, ``step()`` and ``evaluate()``.
 The loop is written against :class:`accelerate.Accelerator`, so the same script runs on one CPU or
-under ``accelerate launch`` (DDP, FSDP) without changes. One step (§6), read top to bottom in
-:meth:`Trainer.step`:
+under ``accelerate launch`` (DDP, FSDP) without changes. One step, read top to bottom in
+:meth:`Trainer.step` (docs/algorithms.md, "One training step"):
 
 1. draw ``prompts_per_batch`` tasks (``tasks.TaskSchedule``); each is a group of ``G`` episodes with
    the same task and reset seed; whole groups go to ranks; collect this rank's episodes
@@ -119,7 +121,7 @@ def rollout_order(episode: Episode) -> tuple[int, ...]:
 
 
 class Trainer:
-    """Trains a policy on conversation envs with GRPO / FoldGRPO / InfoPO / CSD or a registered learner (§6).
+    """Trains a policy on conversation envs with GRPO / FoldGRPO / InfoPO / CSD or a registered learner.
 
     Arguments are those of :func:`train`. ``accelerator`` may be passed to reuse one; by default
     one is created from the config (bf16 mixed precision on GPU, fp32 on CPU).
@@ -239,7 +241,10 @@ class Trainer:
             )
         truncated_sampling = cfg.rollout.top_p < 1 or cfg.rollout.top_k is not None
         if cfg.rollout.engine == "vllm" and cfg.loss.old_logprob_source == "sampler" and truncated_sampling:
-            raise ValueError("old_logprob_source='sampler' with vLLM needs top_p=1 and no top_k (§1.5)")
+            raise ValueError(
+                "old_logprob_source='sampler' with vLLM needs top_p=1 and no top_k: vLLM's log-probs are "
+                "the sampler's only without truncation"
+            )
 
     def _engine(self) -> Any:
         if self.config.rollout.engine == "vllm":
@@ -511,7 +516,7 @@ def train(
     eval_env_ids: Sequence[EnvLike] | None = None,
     callbacks: Iterable[Callable[[Trainer, dict[str, Any]], None]] = (),
 ) -> TrainResult:
-    """Train ``policy`` on ``env_ids`` (§6.1) and return a :class:`TrainResult`.
+    """Train ``policy`` on ``env_ids`` and return a :class:`TrainResult`.
 
     ``env_ids``: registered ids, ``(id, kwargs)`` pairs or zero-argument env factories; envs are made
     with ``reward_profile=config.rollout.reward_profile`` and ``split="train"`` (and

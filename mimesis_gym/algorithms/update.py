@@ -1,4 +1,6 @@
-"""The update phase of a training step (algorithms.md §3, §6 step 5): PPO-clip over mini-batches.
+"""The update phase of a training step: PPO-clip over mini-batches.
+
+See docs/algorithms.md, "The PPO-clip core", "One training step".
 
 Per PPO epoch and mini-batch: the learners say whether their terms have a gradient there; a
 mini-batch where nothing has one (every advantage 0, no KL or entropy term) skips its forwards and

@@ -1,4 +1,6 @@
-"""Generation engines for the collectors (algorithms.md §1.3, §1.5): token ids in, sampled ids and log-probs out.
+"""Generation engines for the collectors: token ids in, sampled ids and log-probs out.
+
+See docs/algorithms.md, "Generation engines".
 
 Every engine implements :class:`~mimesis_gym.algorithms.engines.base.GenerationEngine`:
 ``generate(prompts, max_new_tokens=..., sampling=..., seed=...) -> list[Sample]``. ``hf`` runs the

@@ -1,4 +1,4 @@
-"""The engine contract shared by the collectors (algorithms.md §1.3, §1.5)."""
+"""The engine contract shared by the collectors (docs/algorithms.md, "Generation engines")."""
 
 from __future__ import annotations
 

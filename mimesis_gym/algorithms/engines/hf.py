@@ -1,4 +1,4 @@
-"""Generation with the training model itself through transformers (algorithms.md §1.3).
+"""Generation with the training model itself through transformers (docs/algorithms.md, "Generation engines").
 
 Prompts of a turn are generated as **one left-padded batch** with the KV cache
 (``model.generate``); pads are never recorded. A logits processor does the sampling itself (inverse

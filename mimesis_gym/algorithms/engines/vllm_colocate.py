@@ -1,9 +1,10 @@
-"""A vLLM engine inside each training process (algorithms.md §1.5, §6.7; extra ``vllm``, GPU only).
+"""A vLLM engine inside each training process (docs/algorithms.md, "vLLM"; extra ``vllm``, GPU only).
 
 The engine receives **token-id prompts** (the accumulated ids) and returns the sampled ids and their
 log-probs. It is created with ``logprobs_mode="processed_logprobs"`` so the log-probs are those of
-the temperature-scaled distribution (they equal §1.3's definition when ``top_p = 1`` and no top-k,
-the defaults). A ``stop`` finish whose last id is not a stop id is an engine-contract error.
+the temperature-scaled distribution (they equal the sampler log-probs of
+:class:`~mimesis_gym.algorithms.engines.base.Sample` when ``top_p = 1`` and no top-k, the defaults).
+A ``stop`` finish whose last id is not a stop id is an engine-contract error.
 
 Weights: :meth:`VLLMColocateEngine.sync_weights` pushes the trainer's parameters once per rollout
 batch (after the batch's last optimizer step), then resets the prefix cache; between rollouts the

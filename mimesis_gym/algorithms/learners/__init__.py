@@ -1,4 +1,6 @@
-"""The registry of learners, keyed by algorithm name (algorithms.md §6; docs/writing-a-learner.md).
+"""The registry of learners, keyed by algorithm name.
+
+See docs/algorithms.md, "Learners and the trainer's modules"; docs/writing-a-learner.md.
 
 An ``algorithm`` name selects a configuration and the learners that run with it:
 

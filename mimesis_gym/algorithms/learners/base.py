@@ -1,4 +1,6 @@
-"""The learner seam (algorithms.md §6): what one algorithm adds to the trainer's loop.
+"""The learner seam: what one algorithm adds to the trainer's loop.
+
+See docs/algorithms.md, "Learners and the trainer's modules".
 
 The loop of :meth:`~mimesis_gym.algorithms.trainer.Trainer.step` is the same for every algorithm —
 collect → old log-probs → learners' passes → advantages → PPO-clip update → log — and calls each

@@ -1,4 +1,6 @@
-"""The CSD learner (algorithms.md §4): coach notes, teacher log-probs, placebo notes and the gated loss term.
+"""The CSD learner: coach notes, teacher log-probs, placebo notes and the gated loss term.
+
+See docs/algorithms.md, "CSD — Coached On-Policy Self-Distillation".
 
 On with ``csd.enabled`` and ``csd.alpha > 0`` (``α = 0`` is the GRPO control: no CSD work at all).
 Per rollout batch (:meth:`CSD.prepare`, from step ``warmup_steps + 1`` on), the coach writes notes

@@ -1,4 +1,4 @@
-"""The InfoPO learner (algorithms.md §2): the masked-feedback counterfactual pass and its metrics.
+"""The InfoPO learner (docs/algorithms.md, "InfoPO"): the masked-feedback counterfactual pass and its metrics.
 
 On with ``advantage.estimator="infopo"``. :meth:`InfoPO.prepare` scores, for every turn whose
 feedback is not empty, the next action under a copy of the sequence with the feedback replaced by
