@@ -274,6 +274,7 @@ async def _run_unit(
         record.score_context = env.score_context()
         agent_usage = {"calls": 0, "attempts": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0}
         record.usage["agent"] = agent_usage
+        privileged_turns: list[dict[str, Any]] = []
         for turn in range(config.max_turns):
             agent_clock = time.perf_counter()
             async with agent_semaphore:
@@ -321,6 +322,8 @@ async def _run_unit(
                 )
             )
             record.episode_score = info["episode_score"]
+            if config.privileged:
+                privileged_turns.append(_privileged_turn(info))
             if info["user_failure"] and record.status == "ok":
                 record.status = "user_failure"
             if terminated or truncated:
@@ -328,7 +331,11 @@ async def _run_unit(
                 break
         record.transcript = list(conv.messages)
         if config.privileged:
-            record.privileged = {"thoughts": [t.to_dict() for t in env.thought_records]}
+            record.privileged = {
+                "thoughts": [t.to_dict() for t in env.thought_records],
+                "hidden": (info.get("privileged") or {}).get("hidden", {}),
+                "turns": privileged_turns,
+            }
     except EndpointUnavailableError:
         raise  # a dead or misconfigured endpoint stops the run (run_eval), it is not an episode outcome
     except Exception as error:  # the env broke: reported apart, run again on resume
@@ -345,6 +352,12 @@ async def _run_unit(
     record.finished_at = _now()
     record.duration_s = time.perf_counter() - clock
     return record
+
+
+def _privileged_turn(info: dict[str, Any]) -> dict[str, Any]:
+    """A step's privileged role outputs (``info["privileged"]`` without the task's hidden data)."""
+    privileged = info.get("privileged") or {}
+    return {"turn": info["turn"], **{key: value for key, value in privileged.items() if key != "hidden"}}
 
 
 def _content(action: Any) -> str:
