@@ -38,6 +38,7 @@ from mimesis_gym.core.redact import redact
 from mimesis_gym.envs import ENV_TABLE, EnvEntry
 from mimesis_gym.evaluation.abcd_table import abcd_summaries
 from mimesis_gym.evaluation.aggregate import env_score, mean_ranks, task_scores, weighted_avg
+from mimesis_gym.evaluation.html_report import write_html_report
 from mimesis_gym.evaluation.limited_model import LimitedModel
 from mimesis_gym.evaluation.ray_workers import run_units_on_ray
 from mimesis_gym.evaluation.records import EpisodeRecord, StepRecord, UserFailureRecord, unit_key
@@ -499,6 +500,7 @@ def _summarise_and_write(
     abcd = abcd_summaries(by_table["abcd"], labels)
     weights = {env: n for env, n in planned.items() if ENV_TABLE.summary_table(env) == "paper"}
     write_summary(out, sections, mode=mode, weights=weights, abcd=abcd, extra=extra)
+    write_html_report(out, records)
     return sections
 
 
