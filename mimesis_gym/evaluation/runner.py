@@ -40,6 +40,7 @@ from mimesis_gym.evaluation.abcd_table import abcd_summaries
 from mimesis_gym.evaluation.aggregate import env_score, mean_ranks, task_scores, weighted_avg
 from mimesis_gym.evaluation.html_report import write_html_report
 from mimesis_gym.evaluation.limited_model import LimitedModel
+from mimesis_gym.evaluation.progress import EpisodeProgress, open_progress
 from mimesis_gym.evaluation.ray_workers import run_units_on_ray
 from mimesis_gym.evaluation.records import EpisodeRecord, StepRecord, UserFailureRecord, unit_key
 from mimesis_gym.evaluation.report import write_summary
@@ -651,10 +652,12 @@ def _worker_main(config_json: str, run_id: str, units: Any, results: Any, worker
 
 
 class _Sink:
-    """The coordinator's side of scale-out: append each record from a worker, count it, tick the bar."""
+    """The coordinator's side of scale-out: append each record from a worker, count it, show the progress."""
 
-    def __init__(self, store: ResultsStore, counts: dict[str, int], bar: Any, stop: asyncio.Event) -> None:
-        self.store, self.counts, self.bar, self.stop = store, counts, bar, stop
+    def __init__(
+        self, store: ResultsStore, counts: dict[str, int], progress: EpisodeProgress | None, stop: asyncio.Event
+    ) -> None:
+        self.store, self.counts, self.progress, self.stop = store, counts, progress, stop
 
     async def accept(self, payload: str) -> bool:
         """Store one record sent as JSON by a worker; False once a drain has been requested.
@@ -669,8 +672,8 @@ class _Sink:
         """Store one record; False once a drain has been requested."""
         await self.store.append(record)
         self.counts[record.status] += 1
-        if self.bar is not None:
-            self.bar.update(1)
+        if self.progress is not None:
+            self.progress.finished(record)
         return not self.stop.is_set()
 
 
@@ -820,11 +823,7 @@ async def _run_locked(
     if handle_signals:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, on_signal, signum)
-    bar = None
-    if progress and sys.stderr.isatty():
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(units), initial=len(units) - len(todo), desc="episodes", file=sys.stderr)
+    bar = open_progress(progress, total=len(units), done=len(units) - len(todo))
     counts: dict[str, int] = defaultdict(int)
     sink = _Sink(store, counts, bar, stop)
     if config.ray_address is not None and todo:
