@@ -138,7 +138,7 @@
     COLUMNS.forEach(function (column) {
       const value = column[1] === null ? String(i + 1) : cellText(row, column);
       const classes = (column[2] || "") + (column[1] === "status" ? " status-" + row[F.status] : "");
-      node.append(el("span", { class: classes, role: "gridcell", text: value }));
+      node.append(el("span", { class: classes, role: "gridcell", text: value, title: value }));
     });
     return node;
   }
