@@ -205,3 +205,10 @@ def test_assets_ship_with_the_package(name):
     assert resources.files("mimesis_gym.evaluation").joinpath("report_assets", name).is_file()
     root = Path(__file__).resolve().parents[1]
     assert "report_assets/*" + Path(name).suffix in (root / "pyproject.toml").read_text(encoding="utf-8")
+
+
+def test_a_run_directory_name_that_is_not_utf8_still_gets_its_page(tmp_path):
+    out = tmp_path / "run-\udcff"  # how Python names a directory whose name holds the byte 0xff
+    out.mkdir()
+    page = write_html_report(out, synthetic_records(2)).read_text(encoding="utf-8")
+    assert "<title>mimesis-gym report: run-\ufffd</title>" in page

@@ -37,6 +37,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from mimesis_gym.core.text import clean_text
 from mimesis_gym.evaluation.records import EpisodeRecord
 from mimesis_gym.evaluation.store import safe_strings, serialise_record
 from mimesis_gym.evaluation.summary_markup import summary_to_html
@@ -169,7 +170,7 @@ def write_html_report(out_dir: Path, records: Sequence[EpisodeRecord]) -> Path:
     plot_dir = out_dir / "plots"
     plot_files = sorted(plot_dir.glob("*.png"), key=_plot_rank) if plot_dir.is_dir() else []
     page = build_html_report(
-        f"mimesis-gym report: {out_dir.resolve().name}",
+        clean_text(f"mimesis-gym report: {out_dir.resolve().name}"),  # a file name may hold undecodable bytes
         summary,
         [(path.name, path.read_bytes()) for path in plot_files],
         records,
