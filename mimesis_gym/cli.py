@@ -3,7 +3,8 @@
 Exit codes: 0 success; 1 a check failed; 2 a usage or configuration error (one line on stderr, no
 traceback: a bad flag or value, an unknown alias, an unusable endpoint found by the pre-flight, a
 run directory in use); 3 a run finished with agent or env errors; 4 a run in which some (agent,
-user, env) cell is nothing but user failures; 130/143 interrupted by SIGINT/SIGTERM.
+user, env) cell is nothing but user failures; 130/143 interrupted by SIGINT/SIGTERM (``view``, which
+runs until stopped, exits 0 on either).
 """
 
 from __future__ import annotations
