@@ -9,8 +9,10 @@ PIP := $(PY) -m pip
 # PyTorch is pinned here, not in pyproject ranges: an unpinned torch pulls a multi-GB CUDA build.
 TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
+# apt-get needs root: sudo when make runs as another user.
+SUDO ?= $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: run test test-slow test-vllm vllm-cpu lint docs bench bench-demo bench-learn bench-users bench-rollouts check clean
+.PHONY: run test test-slow test-vllm test-browser vllm-cpu lint docs bench bench-demo bench-learn bench-users bench-rollouts check clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -35,10 +37,17 @@ run: $(VENV)/.installed-dev
 	$(VENV)/bin/mimesis-gym eval
 
 test: $(VENV)/.installed-dev
-	$(PY) -m pytest -m "not slow and not vllm and not gpu" $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not slow and not vllm and not gpu and not browser" $(PYTEST_ARGS)
 
 test-slow: $(VENV)/.installed-dev
 	$(PY) -m pytest -m "slow and not vllm and not gpu" $(PYTEST_ARGS)
+
+# The report page (report.html) in a real headless Chromium: Debian's `chromium`, installed with
+# apt-get when no Chromium is on PATH; the tests fail instead of skipping when it is still missing.
+test-browser: $(VENV)/.installed-dev
+	command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+		{ $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
+	MIMESIS_REQUIRE_BROWSER=1 $(PY) -m pytest -m "browser" $(PYTEST_ARGS)
 
 # The real-vLLM suite: starts one vLLM CPU server (about 1-2 minutes) for the whole session.
 test-vllm: $(VENV)/.installed-dev $(VLLM_VENV)/.installed-vllm

@@ -1,9 +1,10 @@
-"""The ``mimesis-gym`` command (README.md, "Command line"): ``list``, ``play``, ``eval``, ``report``, ``check``, …
+"""The ``mimesis-gym`` command (README.md, "Command line"): ``list``, ``play``, ``eval``, ``report``, ``view``, …
 
 Exit codes: 0 success; 1 a check failed; 2 a usage or configuration error (one line on stderr, no
 traceback: a bad flag or value, an unknown alias, an unusable endpoint found by the pre-flight, a
 run directory in use); 3 a run finished with agent or env errors; 4 a run in which some (agent,
-user, env) cell is nothing but user failures; 130/143 interrupted by SIGINT/SIGTERM.
+user, env) cell is nothing but user failures; 130/143 interrupted by SIGINT/SIGTERM (``view``, which
+runs until stopped, exits 0 on either).
 """
 
 from __future__ import annotations
@@ -67,6 +68,14 @@ def _float_in(low: float, high: float | None = None, *, open_low: bool = False) 
         return value
 
     return parse
+
+
+def _port(text: str) -> int:
+    """A TCP port number, 0 (any free port) to 65535."""
+    port = _int_at_least(0)(text)
+    if port > 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number from 0 to 65535, got {port}")
+    return port
 
 
 def _usage(message: str) -> NoReturn:
@@ -445,7 +454,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             out.rmdir()  # stopped before anything was written (e.g. by the pre-flight): leave no trace
         raise
     print((out / "summary.md").read_text(encoding="utf-8"), end="")
-    print(f"results in {out}", file=sys.stderr)
+    print(f"results in {out}; the report page: {out / 'report.html'} (or `mimesis-gym view {out}`)", file=sys.stderr)
     if counts.get("agent_error") or counts.get("env_error"):
         return EXIT_RUN_ERRORS
     empty = all_user_failure_cells(list(ResultsStore(out / "episodes.jsonl").latest().values()))
@@ -460,16 +469,29 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from mimesis_gym.evaluation.report import report_from_scores
 
     if not args.from_scores:
+        import contextlib
+
+        from mimesis_gym.evaluation.rundir import RunLock
         from mimesis_gym.evaluation.runner import report_runs
 
         if not args.runs:
             _usage("give RUN_DIR… or --from-scores FILE.csv")
+        if args.out is None and len(args.runs) > 1:
+            _usage("several RUN_DIRs are merged into --out DIR: pass --out")
+        runs = [Path(r) for r in args.runs]
+        out = Path(args.out) if args.out is not None else runs[0]
+        # writing into a run directory: not while an eval holds it
+        in_run = any(out.resolve() == run.resolve() for run in runs)
         try:
-            report_runs([Path(r) for r in args.runs], Path(args.out), mode=args.user_failures, force=args.force)
+            with RunLock(out) if in_run else contextlib.nullcontext():
+                report_runs(runs, out, mode=args.user_failures, force=args.force)
         except (ValueError, OSError, KeyError) as error:
             _usage(str(error))
-        print((Path(args.out) / "summary.md").read_text(encoding="utf-8"), end="")
+        print((out / "summary.md").read_text(encoding="utf-8"), end="")
+        print(f"the report page: {out / 'report.html'} (or `mimesis-gym view {out}`)", file=sys.stderr)
         return 0
+    if args.out is None:
+        _usage("--from-scores needs --out DIR")
     weights = None
     if args.weights:
         weights = {}
@@ -486,6 +508,36 @@ def _cmd_report(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as error:
         _usage(str(error))
     print((Path(args.out) / "summary.md").read_text(encoding="utf-8"), end="")
+    return 0
+
+
+def _cmd_view(args: argparse.Namespace) -> int:
+    import signal
+    import threading
+    from pathlib import Path
+
+    from mimesis_gym.evaluation.report_server import make_report_server
+
+    run_dir = Path(args.run_dir)
+    if not run_dir.is_dir():
+        _usage(f"{run_dir} is not a directory")
+    server = make_report_server(run_dir, args.host, args.port, allow_remote=args.allow_remote)
+    port = server.server_address[1]
+    print(f"serving {run_dir / 'report.html'} at {server.url} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+    print(f"from another machine: ssh -L {port}:127.0.0.1:{port} <this host>, then open {server.url}", file=sys.stderr,
+          flush=True)  # fmt: skip
+
+    def stop(signum: int, frame: Any) -> None:  # Ctrl-C or SIGTERM: stop serving, exit 0
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        server.server_close()
+    print("stopped", file=sys.stderr)
     return 0
 
 
@@ -582,9 +634,16 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--from-scores", metavar="FILE.csv", help="columns user, agent, the eight envs (×100)")
     report.add_argument("--user-failures", choices=["exclude", "include"], help="default: the runs' mode")
     report.add_argument("--force", action="store_true", help="merge runs whose plans differ")
-    report.add_argument("--out", required=True, help="output directory")
+    report.add_argument("--out", help="output directory (default: the RUN_DIR when there is one)")
     report.add_argument("--weights", help="Avg weights, e.g. travel=471,turtle=48,… (default: upstream test counts)")
     report.set_defaults(run=_cmd_report)
+
+    view = commands.add_parser("view", help="serve a run's report.html on 127.0.0.1 (for an SSH tunnel)")
+    view.add_argument("run_dir", metavar="RUN_DIR", help="a directory holding report.html (eval or report wrote it)")
+    view.add_argument("--port", type=_port, default=8765, help="port (default 8765; 0: any free port)")
+    view.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    view.add_argument("--allow-remote", action="store_true", help="allow a --host that is not a loopback address")
+    view.set_defaults(run=_cmd_view)
 
     commands.add_parser(
         "train", help="train an agent (docs/algorithms.md): --config FILE [--set key=value ...]", add_help=False

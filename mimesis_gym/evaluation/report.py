@@ -2,7 +2,7 @@
 
 ``mimesis-gym report --from-scores FILE.csv --out DIR`` recomputes Avg and MR from per-env scores
 (×100 as displayed), the way a user checks a published table or sets a new row beside it, and
-writes ``summary.json``, ``summary.csv`` and ``summary.md``.
+writes ``summary.json``, ``summary.csv``, ``summary.md`` and ``report.html``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 from mimesis_gym.envs import ENV_TABLE
 from mimesis_gym.evaluation.abcd_table import AbcdSummary, abcd_markdown
 from mimesis_gym.evaluation.aggregate import display, mean_ranks, weighted_avg
+from mimesis_gym.evaluation.html_report import write_html_report
 from mimesis_gym.evaluation.plots import write_plots
 from mimesis_gym.evaluation.sections import Section, SummaryRow
 
@@ -308,8 +309,10 @@ def _heading(section: Section) -> str:
 
 
 def report_from_scores(path: Path, out_dir: Path, weights: Mapping[str, float] | None = None) -> list[Section]:
-    """Recompute Avg and MR from a scores table and write the summary files; returns the sections."""
+    """Recompute Avg and MR from a scores table and write the summary files and ``report.html``
+    (tables and plots, no episodes); returns the sections."""
     chosen = dict(weights or ENV_TABLE.avg_weights())
     sections = build_sections(read_scores_csv(path), chosen)
     write_summary(out_dir, sections, mode="from_scores", weights=chosen)
+    write_html_report(out_dir, [])
     return sections

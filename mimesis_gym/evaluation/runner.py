@@ -38,7 +38,9 @@ from mimesis_gym.core.redact import redact
 from mimesis_gym.envs import ENV_TABLE, EnvEntry
 from mimesis_gym.evaluation.abcd_table import abcd_summaries
 from mimesis_gym.evaluation.aggregate import env_score, mean_ranks, task_scores, weighted_avg
+from mimesis_gym.evaluation.html_report import write_html_report
 from mimesis_gym.evaluation.limited_model import LimitedModel
+from mimesis_gym.evaluation.progress import EpisodeProgress, open_progress
 from mimesis_gym.evaluation.ray_workers import run_units_on_ray
 from mimesis_gym.evaluation.records import EpisodeRecord, StepRecord, UserFailureRecord, unit_key
 from mimesis_gym.evaluation.report import write_summary
@@ -274,6 +276,7 @@ async def _run_unit(
         record.score_context = env.score_context()
         agent_usage = {"calls": 0, "attempts": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0}
         record.usage["agent"] = agent_usage
+        privileged_turns: list[dict[str, Any]] = []
         for turn in range(config.max_turns):
             agent_clock = time.perf_counter()
             async with agent_semaphore:
@@ -321,6 +324,8 @@ async def _run_unit(
                 )
             )
             record.episode_score = info["episode_score"]
+            if config.privileged:
+                privileged_turns.append(_privileged_turn(info))
             if info["user_failure"] and record.status == "ok":
                 record.status = "user_failure"
             if terminated or truncated:
@@ -328,7 +333,11 @@ async def _run_unit(
                 break
         record.transcript = list(conv.messages)
         if config.privileged:
-            record.privileged = {"thoughts": [t.to_dict() for t in env.thought_records]}
+            record.privileged = {
+                "thoughts": [t.to_dict() for t in env.thought_records],
+                "hidden": (info.get("privileged") or {}).get("hidden", {}),
+                "turns": privileged_turns,
+            }
     except EndpointUnavailableError:
         raise  # a dead or misconfigured endpoint stops the run (run_eval), it is not an episode outcome
     except Exception as error:  # the env broke: reported apart, run again on resume
@@ -345,6 +354,12 @@ async def _run_unit(
     record.finished_at = _now()
     record.duration_s = time.perf_counter() - clock
     return record
+
+
+def _privileged_turn(info: dict[str, Any]) -> dict[str, Any]:
+    """A step's privileged role outputs (``info["privileged"]`` without the task's hidden data)."""
+    privileged = info.get("privileged") or {}
+    return {"turn": info["turn"], **{key: value for key, value in privileged.items() if key != "hidden"}}
 
 
 def _content(action: Any) -> str:
@@ -486,6 +501,7 @@ def _summarise_and_write(
     abcd = abcd_summaries(by_table["abcd"], labels)
     weights = {env: n for env, n in planned.items() if ENV_TABLE.summary_table(env) == "paper"}
     write_summary(out, sections, mode=mode, weights=weights, abcd=abcd, extra=extra)
+    write_html_report(out, records)
     return sections
 
 
@@ -636,10 +652,12 @@ def _worker_main(config_json: str, run_id: str, units: Any, results: Any, worker
 
 
 class _Sink:
-    """The coordinator's side of scale-out: append each record from a worker, count it, tick the bar."""
+    """The coordinator's side of scale-out: append each record from a worker, count it, show the progress."""
 
-    def __init__(self, store: ResultsStore, counts: dict[str, int], bar: Any, stop: asyncio.Event) -> None:
-        self.store, self.counts, self.bar, self.stop = store, counts, bar, stop
+    def __init__(
+        self, store: ResultsStore, counts: dict[str, int], progress: EpisodeProgress | None, stop: asyncio.Event
+    ) -> None:
+        self.store, self.counts, self.progress, self.stop = store, counts, progress, stop
 
     async def accept(self, payload: str) -> bool:
         """Store one record sent as JSON by a worker; False once a drain has been requested.
@@ -654,8 +672,8 @@ class _Sink:
         """Store one record; False once a drain has been requested."""
         await self.store.append(record)
         self.counts[record.status] += 1
-        if self.bar is not None:
-            self.bar.update(1)
+        if self.progress is not None:
+            self.progress.finished(record)
         return not self.stop.is_set()
 
 
@@ -805,11 +823,7 @@ async def _run_locked(
     if handle_signals:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, on_signal, signum)
-    bar = None
-    if progress and sys.stderr.isatty():
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(units), initial=len(units) - len(todo), desc="episodes", file=sys.stderr)
+    bar = open_progress(progress, total=len(units), done=len(units) - len(todo))
     counts: dict[str, int] = defaultdict(int)
     sink = _Sink(store, counts, bar, stop)
     if config.ray_address is not None and todo:

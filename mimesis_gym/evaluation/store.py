@@ -17,27 +17,34 @@ import json
 import logging
 import os
 from pathlib import Path
+from typing import TypeVar
 
 from mimesis_gym.core.redact import redact, secret_values
 from mimesis_gym.core.text import clean_json, clean_text, map_strings
 from mimesis_gym.evaluation.records import EpisodeRecord
 
-__all__ = ["FINISHED_STATUSES", "ResultsStore", "parse_record", "serialise_record"]
+__all__ = ["FINISHED_STATUSES", "ResultsStore", "parse_record", "safe_strings", "serialise_record"]
 
 logger = logging.getLogger(__name__)
 
 FINISHED_STATUSES = frozenset({"ok", "user_failure"})
 
+T = TypeVar("T")
 
-def serialise_record(record: EpisodeRecord) -> str:
-    """``record`` as one JSON line (sorted keys, UTF-8 text, no newline), always encodable, keys redacted."""
+
+def safe_strings(data: T) -> T:
+    """A copy of the JSON-like ``data`` whose every string encodes as UTF-8 and holds no configured key value."""
     values = secret_values()
 
     def safe(text: str) -> str:
         return redact(clean_text(text), tokens=False, values=values)
 
-    data = map_strings(record.model_dump(mode="json"), safe)
-    return json.dumps(data, ensure_ascii=False, sort_keys=True)
+    return map_strings(data, safe)
+
+
+def serialise_record(record: EpisodeRecord) -> str:
+    """``record`` as one JSON line (sorted keys, UTF-8 text, no newline), always encodable, keys redacted."""
+    return json.dumps(safe_strings(record.model_dump(mode="json")), ensure_ascii=False, sort_keys=True)
 
 
 def parse_record(line: str) -> EpisodeRecord:
