@@ -170,7 +170,8 @@ class ToolEpisode:
         except BaseException as error:
             self.error = error
             raise
-        self._note_failure(info)
+        if info["user_failure"]:
+            self.user_failures.append(info["user_failure"])
         self.observations.append(obs)
         return obs
 
@@ -180,11 +181,8 @@ class ToolEpisode:
         Raises :class:`EpisodeOverError` after termination or truncation (the env is not stepped),
         and re-raises what the step raised after recording it in :attr:`error`.
         """
-        if self.task_id is None:
-            raise EpisodeOverError("the episode has not started: call start(task_id, seed) first")
-        if self.done:
-            end = "terminated" if self.terminated else "was truncated"
-            raise EpisodeOverError(f"the episode {end} after {len(self.actions)} turns; no further interaction")
+        if self.terminated or self.truncated or self.task_id is None:
+            raise EpisodeOverError(self._refusal())
         action = {"choice": choice, "content": content}
         try:
             obs, reward, terminated, truncated, info = self.env.step(action)
@@ -196,12 +194,15 @@ class ToolEpisode:
         self.rewards.append(float(reward))
         self.episode_score = float(info["episode_score"])
         self.terminated, self.truncated = bool(terminated), bool(truncated)
-        self._note_failure(info)
+        if info["user_failure"]:
+            self.user_failures.append(info["user_failure"])
         return obs
 
     def close(self) -> None:
         self.env.close()
 
-    def _note_failure(self, info: dict[str, Any]) -> None:
-        if info.get("user_failure"):
-            self.user_failures.append(info["user_failure"])
+    def _refusal(self) -> str:
+        if self.task_id is None:
+            return "the episode has not started: call start(task_id, seed) first"
+        end = "terminated" if self.terminated else "was truncated"
+        return f"the episode {end} after {len(self.actions)} turns; no further interaction"

@@ -13,7 +13,7 @@ module supplies the three pieces::
 - :func:`environment_factory` → :class:`EnvironmentFactory`: each call builds one
   :class:`MimesisEnvironment` holding its own env. Its only tool is the env's
   ``interact_with_env(choice, content)``; the method's docstring is generated from the env's tool
-  schema, so the spec TRL renders into the prompt is the env's own (choices, descriptions).
+  schema, so the tool schema TRL renders into the prompt is the env's own (choices, descriptions).
 - :func:`build_dataset`: one row per (task, seed) of a split, columns ``prompt`` (the env's system
   prompt and an empty user message, which TRL completes with the opening observation that
   ``reset`` returns), ``task_id``, ``seed`` and optionally ``environment`` (TRL's multi-env routing).
@@ -91,15 +91,12 @@ class MimesisEnvironment:
             )
         return self._episode.start(row["task_id"], int(row["seed"]))
 
-    def _interact(self, choice: Any, content: Any) -> str:
-        return self._episode.act(choice, content)
-
 
 def _tool_method(schema: dict[str, Any]) -> Callable[..., str]:
     # ``self`` and the return value have no annotation: get_json_schema reads every hint, and the
-    # spec TRL renders should be exactly the env's own schema (no "return" entry).
+    # schema TRL renders should be exactly the env's own schema (no "return" entry).
     def interact_with_env(self, choice: str, content: str):
-        return self._interact(choice, content)
+        return self._episode.act(choice, content)
 
     interact_with_env.__doc__ = tool_docstring(schema)
     return interact_with_env
