@@ -241,6 +241,18 @@ def test_dataset_of_a_factory_uses_its_kwargs_and_the_environment_column(clean_e
 
 
 @pytest.mark.usefixtures("datasets_installed")
+def test_building_the_dataset_of_an_llm_user_factory_never_calls_the_user():
+    user = ScriptedChatModel(['{"thought": "", "response": "Yes"}'])
+    factory = environment_factory(TELEPATHY, user=user, judge="scripted")
+    dataset = build_dataset(factory, split="demo")
+    assert len(dataset) == len(gym.make(TELEPATHY).unwrapped.task_pack.pool("demo")) and user.calls == []
+    environment = factory()
+    environment.reset(**dataset[0])
+    assert environment.interact_with_env(choice="action", content="Is it big?") == "Yes"
+    assert len(user.calls) == 1
+
+
+@pytest.mark.usefixtures("datasets_installed")
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

@@ -178,7 +178,7 @@ def test_the_env_received_exactly_the_tool_calls_of_each_completion(trained):
 def test_rewards_equal_the_scores_of_replayed_episodes(trained):
     rewards = []
     for _, _, reward, episode, _ in completions_of(trained):
-        env = episode["recipe"].make(scripted=True)
+        env = episode["recipe"].make()  # the scripted user, as in training
         obs, _ = env.reset(seed=episode["seed"], options={"task_id": episode["task_id"]})
         observations, info = [obs], {"episode_score": 0.0}
         for action in episode["actions"]:

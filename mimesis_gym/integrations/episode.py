@@ -87,14 +87,9 @@ class EnvRecipe(BaseModel):
             )
         return self
 
-    def make(self, *, scripted: bool = False) -> gym.Env:
-        """A new env; ``scripted=True`` swaps in the scripted user and drops a judge (for prompts)."""
-        kwargs = {**self.env_kwargs, "privileged": False}
-        if scripted:
-            kwargs.pop("judge", None)
-            kwargs["user"] = "scripted"
-        else:
-            kwargs["user"] = self.user
+    def make(self) -> gym.Env:
+        """A new env of the recipe (always ``privileged=False``)."""
+        kwargs = {**self.env_kwargs, "user": self.user, "privileged": False}
         if self.max_episode_steps is not None:
             kwargs["max_episode_steps"] = self.max_episode_steps
         return gym.make(self.env_id, **kwargs)
@@ -120,9 +115,9 @@ class ToolEpisode:
     chat models it created).
     """
 
-    def __init__(self, recipe: EnvRecipe, *, scripted: bool = False) -> None:
+    def __init__(self, recipe: EnvRecipe) -> None:
         self.recipe = recipe
-        self.env = recipe.make(scripted=scripted)
+        self.env = recipe.make()
         self.schema = tool_schema(self.env)
         self.task_id: str | None = None
         self.seed: int | None = None

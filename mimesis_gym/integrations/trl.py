@@ -171,8 +171,9 @@ def build_dataset(
     order, the first ``limit`` of them; the rows of a task follow ``seeds`` in order. Columns:
     ``prompt`` (``[system prompt, empty user message]``: TRL appends the opening observation
     returned by ``reset``), ``task_id``, ``seed`` and, when ``environment`` is given, ``environment``
-    (the key of the env's factory in a dict passed to ``environment_factory``). Prompts are built
-    with the scripted user; no privileged text enters them.
+    (the key of the env's factory in a dict passed to ``environment_factory``). One env of the
+    recipe is reset once per task to read its system prompt (no shipped env calls its user or judge
+    to open an episode); no privileged text enters the prompts.
     """
     from datasets import Dataset
 
@@ -189,7 +190,7 @@ def build_dataset(
     seeds = list(seeds)
     if not seeds or any(isinstance(seed, bool) or not isinstance(seed, int) for seed in seeds):
         raise ConfigurationError(f"seeds must be a non-empty sequence of ints; got {seeds!r}")
-    episode = ToolEpisode(recipe, scripted=True)
+    episode = ToolEpisode(recipe)
     try:
         tasks = episode.env.unwrapped.task_pack.pool(split)
         rows: dict[str, list[Any]] = {"prompt": [], "task_id": [], "seed": []}
