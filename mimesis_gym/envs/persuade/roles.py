@@ -24,6 +24,7 @@ __all__ = [
     "ScriptedStanceJudge",
     "normalise_stance",
     "stance_index",
+    "userrl_history",
 ]
 
 STANCES = (
@@ -140,6 +141,16 @@ def _history_blocks(history: Sequence[tuple[str, str]]) -> str:
     )
 
 
+def userrl_history(history: Sequence[tuple[str, str]]) -> str:
+    """UserRL's history text: every turn's block ends with a blank line (the last one too)."""
+    if not history:
+        return "This is the first argument."
+    return "".join(
+        f"Turn {number}:\nPersuader: {argument}\nYou: {reply}\n\n"
+        for number, (argument, reply) in enumerate(history, start=1)
+    )
+
+
 USERRL_PROMPTS = ("PERSUADEE_RESPONSE_SYS", "PERSUADEE_RESPONSE_USER")
 """Constants of UserRL's ``persuadegym/env/prompts.py`` used by ``prompt_set="userrl"``."""
 
@@ -157,7 +168,7 @@ class LLMPersuadee(LLMRole[tuple[str, str]]):
                 statement=task.claim,
                 initial_argument=task.argument,
                 current_stance=stance,
-                conversation_history=_history_blocks(history),
+                conversation_history=userrl_history(history),
                 latest_argument=argument,
             )
             return [
