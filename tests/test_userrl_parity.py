@@ -200,7 +200,7 @@ def test_turtle_prompts_match_userrl_including_non_ascii_criteria(userrl_dir):
     stories = json.loads((userrl_dir / TURTLE / "data/all_stories_refined.json").read_text(encoding="utf-8"))
     by_title = {story["new_title"]: story for story in stories.values() if story.get("judgment") == "Yes"}
     pack = load_upstream_pack(str(userrl_dir))
-    titles = [task.id for task in pack][:2] + ["The α-2017 Virus"]
+    titles = [*(task.id for task in pack.pool("test")[:2]), "The α-2017 Virus"]
     assert "\\u03b1" in json.dumps(by_title["The α-2017 Virus"]["evaluation"])  # the escaping case is covered
     for title in titles:
         story = by_title[title]
