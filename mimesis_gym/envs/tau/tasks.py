@@ -36,6 +36,7 @@ __all__ = [
     "domain_tools",
     "load_original_pack",
     "load_pack",
+    "load_upstream_from",
     "load_upstream_pack",
     "replay",
 ]
@@ -252,6 +253,12 @@ def load_upstream_pack(data_dir: str | None) -> TauPack:
         task_roots = [tau_root, *userrl] if data_dir is not None else [*userrl, tau_root]
         roots = _ROOTS[key] = (tau_root, tuple(dict.fromkeys(task_roots)))
     return _load_upstream(*roots)
+
+
+def load_upstream_from(tau_root: Path, task_roots: Sequence[Path]) -> TauPack:
+    """The upstream pack from explicit roots: tau-bench's files under ``tau_root``, UserRL's TauGym task
+    files and parquets under the first of ``task_roots`` that holds them (``mimesis-gym data check``)."""
+    return _load_upstream(tau_root.resolve(), tuple(dict.fromkeys(root.resolve() for root in task_roots)))
 
 
 def _first_existing(candidates: Sequence[Path], what: str, fix: str) -> Path:
