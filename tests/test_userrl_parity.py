@@ -1,4 +1,5 @@
-"""prompt_set="userrl" on the upstream tasks: every prompt byte-identical to what UserRL's gyms would send.
+"""prompt_set="userrl" on the upstream tasks: every prompt byte-identical to what UserRL's gyms would send
+(IntentionGym, PersuadeGym, TurtleGym, TelepathyGym, SearchGym).
 
 The expected strings are built here by transcribing UserRL's prompt builders (``build_response_prompt``,
 ``build_evaluation_prompt``, ``build_prompt`` in each gym's ``env/prompts.py``, read, never imported)
@@ -228,3 +229,43 @@ def test_tagged_tool_call_content_reaches_the_user_like_a_plain_one(userrl_dir, 
         assert env.step({"choice": choice, "content": content})[4]["valid_action"] is True
         sent.append([call["messages"] for call in model.calls])
     assert sent[0] == sent[1] and sent[0]
+
+
+# ---------------------------------------------------------------- TelepathyGym and SearchGym
+
+
+def test_telepathy_prompts_match_userrl(userrl_dir):
+    templates = constants(userrl_dir / "gyms/TelepathyGym/telepathygym/env/prompts.py")
+    entities = json.loads(
+        (userrl_dir / "gyms/TelepathyGym/telepathygym/data/all_entities_refined.json").read_text(encoding="utf-8")
+    )
+    by_id = {entity["id"]: entity for entity in entities}
+    from mimesis_gym.envs.telepathy.tasks import load_upstream_pack
+
+    for task in load_upstream_pack(str(userrl_dir)).pool("test")[:3]:
+        target = by_id[task.id]["target_entity"]
+        model = ScriptedChatModel(['{"response": "No"}', '{"judgment": "No", "feedback": "Not quite."}'])
+        env = make("mimesis/TelepathyGym-v0", userrl_dir, model)
+        env.reset(seed=0, options={"task_id": task.id})
+        for action, kind in (("[action] Is it alive?", "ACTION"), ("[answer] a teapot", "ANSWER")):
+            env.step(action)
+            slot = "<user_question>" if kind == "ACTION" else "<user_guess>"
+            user = templates[f"{kind}_USER"].replace("<target_entity>", target).replace(slot, action[8:].strip())
+            assert [m["content"] for m in model.calls[-1]["messages"]] == [templates[f"{kind}_SYS"], user]
+
+
+def test_search_judge_prompt_matches_userrl(userrl_dir):
+    templates = constants(userrl_dir / "gyms/SearchGym/searchgym/env/prompts.py")
+    questions = json.loads((userrl_dir / "gyms/SearchGym/searchgym/data/questions.json").read_text(encoding="utf-8"))
+    for record in questions[:3]:
+        model = ScriptedChatModel(['{"reasoning": "r", "judgment": "No", "feedback": "f"}'])
+        env = make("mimesis/SearchGym-v0", userrl_dir, model)
+        env.reset(seed=0, options={"task_id": record["id"]})
+        env.step("[answer] Somebody Else Entirely")
+        user = (
+            templates["ANSWER_USER"]
+            .replace("<question>", record["question"])
+            .replace("<model_answer>", "Somebody Else Entirely")
+            .replace("<correct_answer>", record["answer"])
+        )
+        assert [m["content"] for m in model.calls[-1]["messages"]] == [templates["ANSWER_SYS"], user]
