@@ -541,6 +541,83 @@ def _cmd_view(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------------------------
+# mimesis-gym data check | pull: the upstream repositories (docs/data.md)
+
+
+def _cmd_data_check(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from mimesis_gym.evaluation.upstream_data import SOURCES, check_source, summarise
+
+    chosen = {
+        name: getattr(args, name.replace("-", "_")) or os.environ.get(source.variable)
+        for name, source in SOURCES.items()
+    }
+    if not any(chosen.values()):
+        flags = " / ".join(f"{source.flag} DIR" for source in SOURCES.values())
+        names = ", ".join(f"${source.variable}" for source in SOURCES.values())
+        _usage(f"nothing to check: pass {flags} or set {names}")
+    for name, directory in chosen.items():
+        if directory and not Path(directory).expanduser().is_dir():
+            _usage(f"{SOURCES[name].flag} {directory} is not a directory")
+    userrl = Path(chosen["userrl"]).expanduser() if chosen["userrl"] else None
+    findings = []
+    for name, directory in chosen.items():
+        source = SOURCES[name]
+        if not directory:
+            print(f"{'skipped':<8} {name:<9} pass {source.flag} DIR or set ${source.variable}")
+            continue
+        for finding in check_source(name, Path(directory).expanduser(), userrl=userrl):
+            print(finding.line())
+            findings.append(finding)
+    needed, optional = summarise(findings)
+    if needed:
+        print(f"{needed} needed item(s) missing or wrong (MISSING lines above)")
+        return 1
+    extra = f"; {optional} optional item(s) absent" if optional else ""
+    print(f"everything the envs read is present{extra}")
+    return 0
+
+
+def _cmd_data_pull(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from mimesis_gym.evaluation.upstream_data import SOURCES, pull
+
+    source = SOURCES[args.source]
+    destination = Path(args.to).expanduser()
+    try:
+        root = pull(args.source, destination, url=args.url)
+    except ValueError as error:
+        _usage(str(error))
+    print(f"cloned {args.url or source.url} into {destination}")
+    print(f"export {source.variable}={root.resolve()}")
+    print(f"check it: mimesis-gym data check {source.flag} {destination}")
+    return 0
+
+
+def _add_data_commands(commands: Any) -> None:
+    from mimesis_gym.evaluation.upstream_data import SOURCES
+
+    data = commands.add_parser("data", help="check or clone the upstream data (UserRL, tau-bench, ABCD)")
+    actions = data.add_subparsers(dest="data_command", required=True)
+    check = actions.add_parser("check", help="verify every upstream file the envs read (exit 1 if any is missing)")
+    for name, source in SOURCES.items():
+        check.add_argument(
+            source.flag,
+            dest=name.replace("-", "_"),
+            metavar="DIR",
+            help=f"{name} checkout (default ${source.variable})",
+        )
+    check.set_defaults(run=_cmd_data_check)
+    pull = actions.add_parser("pull", help="clone a public upstream repository with git")
+    pull.add_argument("source", choices=list(SOURCES), help="which repository")
+    pull.add_argument("--to", required=True, metavar="DIR", help="new (or empty) directory for the clone")
+    pull.add_argument("--url", help="clone from this URL instead of the public repository (a mirror)")
+    pull.set_defaults(run=_cmd_data_pull)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="mimesis-gym", description="Conversation environments with simulated users (MIMESIS / UserRL)."
@@ -654,6 +731,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--agent", help="health-check this agent alias: one tool-call round trip")
     check.add_argument("--role-max-tokens", type=_int_at_least(1), help="cap every role call's max_tokens (env kwarg)")
     check.set_defaults(run=_cmd_check)
+    _add_data_commands(commands)
     return parser
 
 

@@ -28,6 +28,12 @@ ALL = {"action", "search", "answer", "finish"}
         ({"choice": "action", "content": "hi", "extra": 1}, "action", "hi", "[action] hi"),
         ('{"choice": "action", "content": "hi"}', "action", "hi", "[action] hi"),
         (' {"choice": "answer", "content": 3.5} ', "answer", "3.5", "[answer] 3.5"),
+        # content that already starts with the chosen tag is kept as it is (UserRL's tool wrapper)
+        ({"choice": "answer", "content": "[answer] -16"}, "answer", "-16", "[answer] -16"),
+        ({"choice": "action", "content": "[action]1 2"}, "action", "1 2", "[action]1 2"),
+        ('{"choice": "search", "content": "[search] x"}', "search", "x", "[search] x"),
+        ({"choice": "answer", "content": "[action] 3"}, "answer", "[action] 3", "[answer] [action] 3"),
+        ({"choice": "answer", "content": " [answer] 3"}, "answer", "[answer] 3", "[answer]  [answer] 3"),
     ],
 )
 def test_well_formed_actions(action, kind, content, canonical):

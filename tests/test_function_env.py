@@ -72,6 +72,12 @@ def test_demo_01_walkthrough():
     assert info["reward_parts"] == {"answer": 1.0, "step_penalty": 0.0, "clip": 0.0}
 
 
+def test_tool_call_content_that_already_has_the_tag_is_scored():
+    """UserRL's tool wrapper keeps ``content="[answer] 29"`` as is, so the answer counts."""
+    obs, reward, terminated, _, _ = start().step({"choice": "answer", "content": "[answer] 29"})
+    assert (obs, reward, terminated) == ("Your answer is correct!", 1.0, True)
+
+
 def test_train_profile_appends_the_reward_line():
     env = start(reward_profile="train")
     assert env.step("[answer] 29")[0] == "Your answer is correct!\nReward: 1.0"

@@ -115,6 +115,18 @@ def test_garbage_reply_falls_back_and_keeps_the_stance():
     assert info["privileged"]["hidden"]["stance"] == "Strongly Agree"
 
 
+def test_numeric_stance_is_kept_like_userrl_and_mapped_back_when_lenient():
+    """UserRL kept ``"stance": 3``: the reply is shown, no gain, and the next turn starts from "3"."""
+    replies = ['{"response": "Hm.", "stance": 3}', '{"response": "Fine.", "stance": "Disagree"}']
+    env = start(user=ScriptedChatModel(replies))
+    obs, reward, _, _, info = env.step("[answer] x")
+    assert (obs, reward, info["user_failure"], info["privileged"]["hidden"]["stance"]) == ("Hm.", 0.0, None, "3")
+    assert env.step("[answer] y")[1] == 0.0  # no label to measure progress from, as in UserRL
+    env = start(user=ScriptedChatModel(replies), lenient_parsing=True)
+    assert env.step("[answer] x")[4]["privileged"]["hidden"]["stance"] == "Strongly Agree"
+    assert env.step("[answer] y")[1] == 0.833333
+
+
 def test_refusing_persuadee_falls_back_every_turn():
     env = start(user=ScriptedChatModel([refusal()]))
     for _ in range(3):

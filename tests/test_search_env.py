@@ -292,8 +292,9 @@ def test_judge_no_and_feedback_never_shown():
         ('{"reasoning": "r", "judgment": " yes ", "feedback": "f"}', True, 1.0, None),
         ("no json here at all", False, 0.0, "answer_judge:bad_json"),
         ('{"reasoning": "r", "judgment": "Yes"}', False, 0.0, "answer_judge:bad_json"),
-        ('{"reasoning": "r", "judgment": true, "feedback": "f"}', False, 0.0, "answer_judge:invalid_value"),
-        ('{"reasoning": "r", "judgment": "Yes", "feedback": 3}', False, 0.0, "answer_judge:invalid_value"),
+        # non-string fields are kept as their str, as UserRL accepted them: true is judgment "True", not "Yes"
+        ('{"reasoning": "r", "judgment": true, "feedback": "f"}', False, 0.0, None),
+        ('{"reasoning": "r", "judgment": "Yes", "feedback": 3}', False, 1.0, None),
         (refusal(), False, 0.0, "answer_judge:refusal"),
     ],
 )
@@ -304,6 +305,12 @@ def test_judge_parsing_and_failures(reply, lenient, reward, failure):
     assert obs.startswith("Correct!" if reward else "Incorrect.")
     if failure:
         assert info["privileged"]["judgements"]["answer_judge"]["judgment"] == "Error"
+
+
+def test_non_string_judge_fields_are_recorded_as_text():
+    reply = '{"reasoning": "r", "judgment": "Yes", "feedback": 5}'
+    info = start(judge=ScriptedChatModel([reply]), privileged=True).step("[answer] the village of Penmoor")[4]
+    assert info["privileged"]["judgements"]["answer_judge"] == {"judgment": "Yes", "feedback": "5"}
 
 
 def test_rule_method_never_calls_the_judge():

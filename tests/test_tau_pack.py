@@ -2,6 +2,7 @@
 
 import collections
 import json
+import pickle
 import re
 from pathlib import Path
 
@@ -282,8 +283,50 @@ def test_the_second_layout_loads_with_native_prompts(tmp_path):
 
 
 def test_missing_files_list_the_paths_tried(tmp_path):
-    with pytest.raises(FileNotFoundError, match=r"retail folder not found; tried .*tau-bench/retail"):
+    with pytest.raises(
+        FileNotFoundError, match=r"retail folder not found; tried .*tau-bench/retail.*MIMESIS_GYM_TAU_DIR"
+    ):
         load_upstream_pack(str(tmp_path))
+
+
+def test_separate_checkouts_from_the_two_variables(upstream, monkeypatch):
+    """$MIMESIS_GYM_TAU_DIR at tau-bench's files, $MIMESIS_GYM_USERRL_DIR at UserRL's: the same pack."""
+    monkeypatch.setenv("MIMESIS_GYM_TAU_DIR", str(SHARED_DATA / "tau-bench"))
+    monkeypatch.setenv("MIMESIS_GYM_USERRL_DIR", str(SHARED_DATA / "userrl"))
+    pack = load_upstream_pack(None)
+    assert pack.counts() == upstream.counts() and all(t.system_prompt and t.opening_prompt for t in pack)
+    assert [t.id for t in pack] == [t.id for t in upstream]
+    assert pickle.loads(pickle.dumps(pack)) is pack
+
+
+def split_checkouts(tmp_path: Path) -> tuple[Path, Path]:
+    """The fake tree split into a tau-bench checkout layout and a UserRL checkout layout."""
+    write_fake_root(tmp_path / "both")
+    tau, userrl = tmp_path / "tau-bench", tmp_path / "UserRL"
+    (tau / "tau_bench" / "envs").mkdir(parents=True)
+    for domain in ("retail", "airline"):
+        (tmp_path / "both" / domain).rename(tau / "tau_bench" / "envs" / domain)
+    (userrl / "gyms/TauGym/taugym/data").mkdir(parents=True)
+    for name in ("tau_test.json", "tau_train.json"):
+        (tmp_path / "both" / name).rename(userrl / "gyms/TauGym/taugym/data" / name)
+    return tau, userrl
+
+
+def test_checkout_layouts_and_what_each_error_names(tmp_path, monkeypatch):
+    tau, userrl = split_checkouts(tmp_path)
+    monkeypatch.delenv("MIMESIS_GYM_USERRL_DIR", raising=False)
+    monkeypatch.delenv("MIMESIS_GYM_TAU_DIR", raising=False)
+    with pytest.raises(ValueError, match=r"data_dir=.*\$MIMESIS_GYM_TAU_DIR.*\$MIMESIS_GYM_USERRL_DIR"):
+        load_upstream_pack(None)
+    monkeypatch.setenv("MIMESIS_GYM_TAU_DIR", str(tau))
+    with pytest.raises(FileNotFoundError, match=r"tau_test.json not found.*set \$MIMESIS_GYM_USERRL_DIR"):
+        load_upstream_pack(None)
+    monkeypatch.setenv("MIMESIS_GYM_USERRL_DIR", str(userrl))
+    assert load_upstream_pack(None).counts() == {"train": 1, "test": 2}
+    assert load_upstream_pack(str(tau)).counts() == {"train": 1, "test": 2}  # data_dir, tasks from the variable
+    monkeypatch.setenv("MIMESIS_GYM_USERRL_DIR", str(tmp_path / "nowhere"))
+    with pytest.raises(ValueError, match=r"\$MIMESIS_GYM_USERRL_DIR points to .*nowhere"):
+        load_upstream_pack(None)
 
 
 def test_ids_must_match_their_position(tmp_path):

@@ -97,6 +97,16 @@ def test_fake_guess_judge_exact_yes_only_unless_lenient():
     assert reward == 1.0
 
 
+@pytest.mark.parametrize(
+    ("feedback", "shown"), [("5", "5"), ("null", "None"), ('["Well", "done"]', "['Well', 'done']")]
+)
+def test_non_string_feedback_keeps_the_verdict(feedback, shown):
+    """UserRL scored ``{"judgment": "Yes", "feedback": 5}`` as correct; the feedback is shown as text."""
+    judge = ScriptedChatModel([f'{{"judgment": "Yes", "feedback": {feedback}}}'])
+    obs, reward, terminated, _, info = start(judge=judge).step("[answer] giraffe")
+    assert (obs, reward, terminated, info["user_failure"]) == (shown, 1.0, True, None)
+
+
 def test_garbage_guess_judgement_falls_back():
     env = start(judge=ScriptedChatModel(["no json at all"]))
     obs, reward, _, _, info = env.step("[answer] giraffe")

@@ -100,7 +100,7 @@ def test_persuade_userrl_prompts(tmp_path):
     env.step("[answer] second")
     claim = env.unwrapped.task.claim
     assert model.calls[0]["messages"][1]["content"] == f"{claim}|Strongly Agree|This is the first argument.|first"
-    assert model.calls[1]["messages"][1]["content"] == (f"{claim}|Agree|Turn 1:\nPersuader: first\nYou: Hm.|second")
+    assert model.calls[1]["messages"][1]["content"] == (f"{claim}|Agree|Turn 1:\nPersuader: first\nYou: Hm.\n\n|second")
 
 
 def test_intention_userrl_prompts(tmp_path):
@@ -123,9 +123,11 @@ def test_intention_userrl_prompts(tmp_path):
     responder, judge = model.calls
     assert responder["messages"][0]["content"] == "responder system"
     assert responder["messages"][1]["content"].startswith("T={'id': 'intention-demo-01', 'category': ")
-    assert responder["messages"][1]["content"].endswith("|Q=[action] How much space?|H=\n\nThis is the first question.")
+    assert responder["messages"][1]["content"].endswith(
+        "|Q=How much space?|H=This is the first question in our conversation."
+    )
     assert judge["messages"][0]["content"] == "judge system"
-    assert judge["messages"][1]["content"].startswith("Q=[action] How much space?|H=None|D=0. [HIGH] Size")
+    assert judge["messages"][1]["content"].startswith("Q=How much space?|H=None|D=0. [HIGH] Size")
     assert reward == 1.0
 
 

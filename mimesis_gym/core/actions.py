@@ -1,7 +1,8 @@
 """The action grammar shared by the agent-facing envs (docs/env-contract.md, "The action grammar").
 
 An action is ``[action] text``, ``[search] text``, ``[answer] text`` or ``[finish]``, or the
-equivalent tool call ``interact_with_env(choice, content)`` given as a dict or its JSON. Parsing
+equivalent tool call ``interact_with_env(choice, content)`` given as a dict or its JSON (content that
+already starts with the chosen tag, e.g. ``content="[answer] -16"``, is kept as it is). Parsing
 never raises: input that does not fit the grammar becomes a :class:`MalformedAction` whose
 ``message`` says exactly what was wrong and what the grammar is; the env spends the turn on it.
 """
@@ -137,7 +138,9 @@ def _parse_tool_call(
         return _malformed(f"the tool call with choice {choice!r} has no content", accepted, written)
     if not isinstance(content, str):
         content = json.dumps(content, ensure_ascii=False)
-    return _parse_string(f"[{choice}] {content}".strip(), accepted, tolerated, written)
+    # UserRL's tool wrapper keeps content that already starts with the chosen tag as it is.
+    text = content if content.startswith(f"[{choice}]") else f"[{choice}] {content}"
+    return _parse_string(text.strip(), accepted, tolerated, written)
 
 
 def _parse_string(

@@ -20,7 +20,7 @@ from typing import Any
 
 from mimesis_gym.core.text import clean_json
 
-__all__ = ["JSONCoercionError", "JSONResult", "coerce_json"]
+__all__ = ["JSONCoercionError", "JSONResult", "coerce_json", "field_text"]
 
 _LITERAL_EVAL_LIMIT = 20_000
 _FENCE = re.compile(r"```[A-Za-z0-9_+-]*[ \t]*\n?")
@@ -38,6 +38,15 @@ class JSONResult:
 
     data: dict[str, Any]
     tier: int
+
+
+def field_text(value: Any) -> str:
+    """A JSON field as text: a string as it is, anything else as Python's ``str`` renders it.
+
+    For fields a role only passes on (feedback, a reply): UserRL's gyms used such a value whatever its
+    type, so ``{"judgment": "Yes", "feedback": 5}`` is a valid verdict with feedback ``"5"``.
+    """
+    return value if isinstance(value, str) else str(value)
 
 
 def coerce_json(text: str, keys: Sequence[str] | None = None) -> JSONResult:

@@ -20,6 +20,9 @@ __all__ = [
     "ScriptedResponder",
     "detail_matches",
     "normalise_indices",
+    "userrl_details",
+    "userrl_history",
+    "userrl_question",
 ]
 
 CANNED_REPLIES = (
@@ -106,10 +109,38 @@ USERRL_SYSTEM_FUNCTIONS = ("generate_response_async", "evaluate_question_coverag
 templates (``str.format``) and the system messages inside two functions."""
 
 
-def _userrl_history(history: Sequence[tuple[str, str]], asker: str, answerer: str, numbered: bool, empty: str) -> str:
+USERRL_FIRST_QUESTION = "This is the first question in our conversation."
+"""UserRL's responder history text before the first exchange (its judge's is ``"None"``)."""
+
+
+def userrl_question(question: str) -> str:
+    """The current question as UserRL's prompts show it: a leading ``[action]``/``[answer]`` tag removed.
+
+    The history keeps each question as the agent wrote it (tag included), as UserRL's env stored it.
+    """
+    if question.startswith(("[action]", "[answer]")):
+        return question[len("[action]") :].strip()
+    return question
+
+
+def userrl_history(history: Sequence[tuple[str, str]], asker: str, answerer: str, numbered: bool, empty: str) -> str:
+    """UserRL's history block: each exchange on two lines, each line ending with a newline."""
     if not history:
         return empty
-    return "\n\nPrevious conversation:\n" + _exchanges(history, asker, answerer, numbered)
+    lines = []
+    for number, (question, reply) in enumerate(history, start=1):
+        tag = str(number) if numbered else ""
+        lines.append(f"{asker}{tag}: {question}\n{answerer}{tag}: {reply}\n")
+    return "\n\nPrevious conversation:\n" + "".join(lines)
+
+
+def userrl_details(remaining: Sequence[Detail]) -> str:
+    """UserRL's numbered list of the remaining details, each entry followed by a blank line."""
+    listed = "".join(
+        f"{i}. [{IMPORTANCE_LABELS[d.level]}] {d.description}\n   Example question type expected: {d.inquiry}\n\n"
+        for i, d in enumerate(remaining)
+    )
+    return listed or "None - all details have been covered!"
 
 
 class LLMResponder(LLMRole[str]):
@@ -138,9 +169,9 @@ class LLMResponder(LLMRole[str]):
             user = self.templates["RESPONSE_GENERATION_PROMPT"].format(
                 task=repr(record),
                 category=task.category,
-                question=question,
-                conversation_history=_userrl_history(
-                    history[-3:], "Helper", "You", numbered=False, empty="\n\nThis is the first question."
+                question=userrl_question(question),
+                conversation_history=userrl_history(
+                    history[-3:], "Helper", "You", numbered=False, empty=USERRL_FIRST_QUESTION
                 ),
             )
             return [
@@ -201,6 +232,18 @@ class LLMCoverageJudge(LLMRole[list[int]]):
         history: Sequence[tuple[str, str]] = (),
         **_: Any,
     ) -> list[dict[str, Any]]:
+        if self.templates is not None:
+            user = self.templates["EVALUATION_PROMPT"].format(
+                task=repr(task.record()),
+                category=task.category,
+                question=userrl_question(question),
+                conversation_history=userrl_history(history[-3:], "Q", "A", numbered=True, empty="None"),
+                details_list=userrl_details(remaining),
+            )
+            return [
+                {"role": "system", "content": self.templates["evaluate_question_coverage_async"]},
+                {"role": "user", "content": user},
+            ]
         if remaining:
             listed = "\n".join(
                 f"{i}. [{IMPORTANCE_LABELS[d.level]}] {d.description}\n   Example question type expected: {d.inquiry}\n"
@@ -208,18 +251,6 @@ class LLMCoverageJudge(LLMRole[list[int]]):
             )
         else:
             listed = "None - all details have been covered!"
-        if self.templates is not None:
-            user = self.templates["EVALUATION_PROMPT"].format(
-                task=repr(task.record()),
-                category=task.category,
-                question=question,
-                conversation_history=_userrl_history(history[-3:], "Q", "A", numbered=True, empty="None"),
-                details_list=listed,
-            )
-            return [
-                {"role": "system", "content": self.templates["evaluate_question_coverage_async"]},
-                {"role": "user", "content": user},
-            ]
         recent = _exchanges(history[-3:], "Q", "A", numbered=True) or "None"
         user = (
             f"Task: {task.task}\nCategory: {task.category}\n\nRemaining missing details:\n{listed}\n"

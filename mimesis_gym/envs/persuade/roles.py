@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from mimesis_gym.core.chat import ChatReply
-from mimesis_gym.core.roles import LLMRole, RoleOutputError, RoleResult, ScriptedRole
+from mimesis_gym.core.jsonfix import field_text
+from mimesis_gym.core.roles import LLMRole, RoleResult, ScriptedRole
 from mimesis_gym.envs._matching import spec_matches
 from mimesis_gym.envs.persuade.tasks import PersuadeTask
 
@@ -23,6 +24,7 @@ __all__ = [
     "ScriptedStanceJudge",
     "normalise_stance",
     "stance_index",
+    "userrl_history",
 ]
 
 STANCES = (
@@ -139,6 +141,16 @@ def _history_blocks(history: Sequence[tuple[str, str]]) -> str:
     )
 
 
+def userrl_history(history: Sequence[tuple[str, str]]) -> str:
+    """UserRL's history text: every turn's block ends with a blank line (the last one too)."""
+    if not history:
+        return "This is the first argument."
+    return "".join(
+        f"Turn {number}:\nPersuader: {argument}\nYou: {reply}\n\n"
+        for number, (argument, reply) in enumerate(history, start=1)
+    )
+
+
 USERRL_PROMPTS = ("PERSUADEE_RESPONSE_SYS", "PERSUADEE_RESPONSE_USER")
 """Constants of UserRL's ``persuadegym/env/prompts.py`` used by ``prompt_set="userrl"``."""
 
@@ -156,7 +168,7 @@ class LLMPersuadee(LLMRole[tuple[str, str]]):
                 statement=task.claim,
                 initial_argument=task.argument,
                 current_stance=stance,
-                conversation_history=_history_blocks(history),
+                conversation_history=userrl_history(history),
                 latest_argument=argument,
             )
             return [
@@ -175,8 +187,9 @@ class LLMPersuadee(LLMRole[tuple[str, str]]):
     def parse(self, reply: ChatReply, parsed: dict[str, Any] | None, *, stance: str, **_: Any) -> tuple[str, str]:
         parsed = parsed or {}
         response, new_stance = parsed.get("response"), parsed.get("stance")
-        if not isinstance(response, str) or not isinstance(new_stance, str):
-            raise RoleOutputError("response and stance must be strings")
+        # UserRL kept a non-string reply and stance (a stance like 3 is no label: no gain, and the next
+        # turn starts from it); ``lenient`` maps a non-label back to the previous stance.
+        response, new_stance = field_text(response), field_text(new_stance)
         return response, normalise_stance(new_stance, stance) if self.lenient else new_stance
 
     def fallback(self, *, stance: str, **_: Any) -> tuple[str, str]:
@@ -199,9 +212,7 @@ class LLMStanceJudge(LLMRole[str]):
         return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}]
 
     def parse(self, reply: ChatReply, parsed: dict[str, Any] | None, *, stance: str, **_: Any) -> str:
-        new_stance = (parsed or {}).get("stance")
-        if not isinstance(new_stance, str):
-            raise RoleOutputError("stance must be a string")
+        new_stance = field_text((parsed or {}).get("stance"))
         return normalise_stance(new_stance, stance) if self.lenient else new_stance
 
     def fallback(self, *, stance: str, **_: Any) -> str:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from mimesis_gym.core.chat import ChatReply
-from mimesis_gym.core.roles import LLMRole, RoleOutputError, RoleResult, RoleSession, ScriptedRole
+from mimesis_gym.core.jsonfix import field_text
+from mimesis_gym.core.roles import LLMRole, RoleResult, RoleSession, ScriptedRole
 from mimesis_gym.envs._userrl import fill
 from mimesis_gym.envs.search.tasks import SearchTask
 
@@ -83,8 +84,9 @@ Reply with a fenced JSON block:
 class LLMAnswerJudge(LLMRole[Judgement]):
     """The LLM judge: correct iff ``judgment == "Yes"`` (``lenient``: case-insensitive after strip).
 
-    A failed call, unparseable JSON, a missing key or a non-string ``judgment``/``feedback`` is a
-    role failure: the answer counts as incorrect (judgment "Error").
+    A failed call, unparseable JSON or a missing key is a role failure: the answer counts as incorrect
+    (judgment "Error"). A non-string ``judgment`` or ``feedback`` is kept as its ``str`` (UserRL
+    accepted any type): ``5`` is judgment "5", incorrect.
     """
 
     name: ClassVar[str] = "answer_judge"
@@ -105,10 +107,8 @@ class LLMAnswerJudge(LLMRole[Judgement]):
     def parse(self, reply: ChatReply, parsed: dict[str, Any] | None, **_: Any) -> Judgement:
         parsed = parsed or {}
         judgment, feedback = parsed.get("judgment"), parsed.get("feedback")
-        if not isinstance(judgment, str):
-            raise RoleOutputError(f"judgment must be a string, got {type(judgment).__name__}")
-        if not isinstance(feedback, str):
-            raise RoleOutputError(f"feedback must be a string, got {type(feedback).__name__}")
+        # UserRL compared any judgment with "Yes" and passed any feedback on: neither rejects the reply.
+        judgment, feedback = field_text(judgment), field_text(feedback)
         correct = judgment.strip().lower() == "yes" if self.lenient else judgment == "Yes"
         return Judgement(correct, judgment, feedback)
 

@@ -36,12 +36,14 @@ __all__ = [
     "domain_tools",
     "load_original_pack",
     "load_pack",
+    "load_upstream_from",
     "load_upstream_pack",
     "replay",
 ]
 
 DATA_DIR = Path(__file__).parent / "data" / "original"
 ENV_VAR = "MIMESIS_GYM_TAU_DIR"
+USERRL_ENV_VAR = "MIMESIS_GYM_USERRL_DIR"
 DOMAIN_TABLES: dict[str, tuple[str, ...]] = {
     "retail": ("users", "orders", "products"),
     "airline": ("users", "reservations", "flights"),
@@ -117,7 +119,7 @@ class TauPack(TaskPack[TauTask]):
         splits: Mapping[str, Sequence[TauTask]],
         databases: Mapping[str, Database],
         policies: Mapping[str, str | None],
-        recipe: tuple[str, str | None],
+        recipe: tuple[str | None, ...],
     ) -> None:
         super().__init__(name, splits)
         self.databases = dict(databases)
@@ -173,13 +175,17 @@ class TauPack(TaskPack[TauTask]):
         return facts
 
 
-def load_pack(kind: str, root: str | None) -> TauPack:
-    """The pack named by a recipe (``("original", None)`` or ``("upstream", "<resolved root>")``)."""
-    return load_original_pack() if kind == "original" else _load_upstream(Path(root))  # type: ignore[arg-type]
+def load_pack(kind: str, *roots: str | None) -> TauPack:
+    """The pack named by a recipe: ``("original", None)`` or ``("upstream", "<tau root>", "<task root>", ...)``."""
+    if kind == "original":
+        return load_original_pack()
+    tau_root, *task_roots = (Path(root) for root in roots if root is not None)
+    return _load_upstream(tau_root, tuple(task_roots))
 
 
-def _restore_database(kind: str, root: str | None, domain: str) -> Database:
-    return load_pack(kind, root).databases[domain]
+def _restore_database(kind: str, *rest: str | None) -> Database:
+    *roots, domain = rest
+    return load_pack(kind, *roots).databases[domain]  # type: ignore[index]
 
 
 def _read_json(path: Path) -> Any:
@@ -187,7 +193,7 @@ def _read_json(path: Path) -> Any:
         return json.load(handle)
 
 
-def _read_tables(directory: Path, domain: str, recipe: tuple[str, str | None]) -> Database:
+def _read_tables(directory: Path, domain: str, recipe: tuple[str | None, ...]) -> Database:
     tables = {}
     for table in DOMAIN_TABLES[domain]:
         path = directory / f"{table}.json"
@@ -204,7 +210,7 @@ def _read_tables(directory: Path, domain: str, recipe: tuple[str, str | None]) -
 @cache
 def load_original_pack() -> TauPack:
     """The shipped retail pack: 40 train / 20 test tasks, the demo fixtures, the invented store."""
-    recipe: tuple[str, str | None] = ("original", None)
+    recipe: tuple[str | None, ...] = ("original", None)
     database = _read_tables(DATA_DIR / "retail", "retail", recipe)
     splits = {
         split: [TauTask.from_record(record, split) for record in _read_json(DATA_DIR / name)]
@@ -218,44 +224,71 @@ def load_original_pack() -> TauPack:
 # The upstream files (tau-bench databases + UserRL task files)
 
 
-_ROOTS: dict[tuple[str | None, str | None], Path] = {}
+_ROOTS: dict[tuple[str | None, ...], tuple[Path, tuple[Path, ...]]] = {}
+MISSING_ROOT = (
+    "pack='upstream' for TauGym needs tau-bench's databases and UserRL's TauGym tasks: pass data_dir=<a folder "
+    f"holding both> or set ${ENV_VAR} to a tau-bench checkout and ${USERRL_ENV_VAR} to a UserRL checkout "
+    "(mimesis-gym data pull tau-bench|userrl --to DIR gets them)"
+)
 
 
 def load_upstream_pack(data_dir: str | None) -> TauPack:
     """tau-bench's retail and airline databases with UserRL's 665 TauGym tasks.
 
-    The root is resolved once per ``(data_dir, $MIMESIS_GYM_TAU_DIR)`` and process, so constructing
-    an env makes no file-system calls after the first load.
+    Where the files come from: ``data_dir`` if given (one folder holding both, e.g. ``tau-bench/`` and
+    ``userrl/`` side by side), else ``$MIMESIS_GYM_TAU_DIR`` (a tau-bench checkout, or such a folder).
+    UserRL's task files and parquets are looked for in ``$MIMESIS_GYM_USERRL_DIR`` (a UserRL checkout)
+    when it is set, first without ``data_dir`` and after it with one. Missing files raise an error
+    naming the paths tried and the variable to set. The roots are resolved once per ``(data_dir,
+    variables)`` and process, so constructing an env makes no file-system calls after the first load.
     """
-    key = (None if data_dir is None else str(data_dir), os.environ.get(ENV_VAR) if data_dir is None else None)
-    root = _ROOTS.get(key)
-    if root is None:
-        root = _ROOTS[key] = resolve_upstream_dir(data_dir, ENV_VAR).resolve()
-    return _load_upstream(root)
+    tau_variable, userrl_variable = os.environ.get(ENV_VAR), os.environ.get(USERRL_ENV_VAR)
+    key = (None if data_dir is None else str(data_dir), None if data_dir else tau_variable, userrl_variable)
+    roots = _ROOTS.get(key)
+    if roots is None:
+        if data_dir is None and not tau_variable:
+            raise ValueError(MISSING_ROOT)
+        tau_root = resolve_upstream_dir(data_dir, ENV_VAR).resolve()
+        userrl = [resolve_upstream_dir(None, USERRL_ENV_VAR).resolve()] if userrl_variable else []
+        task_roots = [tau_root, *userrl] if data_dir is not None else [*userrl, tau_root]
+        roots = _ROOTS[key] = (tau_root, tuple(dict.fromkeys(task_roots)))
+    return _load_upstream(*roots)
 
 
-def _first_existing(candidates: Sequence[Path], what: str) -> Path:
+def load_upstream_from(tau_root: Path, task_roots: Sequence[Path]) -> TauPack:
+    """The upstream pack from explicit roots: tau-bench's files under ``tau_root``, UserRL's TauGym task
+    files and parquets under the first of ``task_roots`` that holds them (``mimesis-gym data check``)."""
+    return _load_upstream(tau_root.resolve(), tuple(dict.fromkeys(root.resolve() for root in task_roots)))
+
+
+def _first_existing(candidates: Sequence[Path], what: str, fix: str) -> Path:
     for path in candidates:
         if path.exists():
             return path
     tried = ", ".join(str(path) for path in candidates)
-    raise FileNotFoundError(f"TauGym {what} not found; tried {tried}")
+    raise FileNotFoundError(f"TauGym {what} not found; tried {tried}; {fix}")
 
 
 @lru_cache(maxsize=8)
-def _load_upstream(root: Path) -> TauPack:
-    recipe: tuple[str, str | None] = ("upstream", str(root))
+def _load_upstream(tau_root: Path, task_roots: tuple[Path, ...]) -> TauPack:
+    recipe = ("upstream", str(tau_root), *(str(root) for root in task_roots))
     databases: dict[str, Database] = {}
     policies: dict[str, str | None] = {}
     for domain in DOMAIN_TABLES:
-        folder = _first_existing([root / pattern.format(domain=domain) for pattern in DOMAIN_DIRS], f"{domain} folder")
+        folder = _first_existing(
+            [tau_root / pattern.format(domain=domain) for pattern in DOMAIN_DIRS],
+            f"{domain} folder",
+            f"set ${ENV_VAR} (or data_dir) to a tau-bench checkout: mimesis-gym data pull tau-bench --to DIR",
+        )
         databases[domain] = _read_tables(folder / "data", domain, recipe)
         wiki = folder / "wiki.md"
         policies[domain] = wiki.read_text(encoding="utf-8") if wiki.is_file() else None
     task_dir = _first_existing(
-        [root / directory / TASK_FILES["test"] for directory in TASK_DIRS], "task file tau_test.json"
+        [root / directory / TASK_FILES["test"] for root in task_roots for directory in TASK_DIRS],
+        "task file tau_test.json",
+        f"set ${USERRL_ENV_VAR} to a UserRL checkout: mimesis-gym data pull userrl --to DIR",
     ).parent
-    prompts = _parquet_prompts(root)
+    prompts = _parquet_prompts(task_roots)
     splits: dict[str, list[TauTask]] = {}
     for split, name in TASK_FILES.items():
         path = task_dir / name
@@ -285,9 +318,10 @@ def _check_ids(records: list[dict[str, Any]], path: Path) -> None:
             )
 
 
-def _parquet_prompts(root: Path) -> dict[str, tuple[str, str]]:
+def _parquet_prompts(roots: Sequence[Path]) -> dict[str, tuple[str, str]]:
     """``reward_model.id`` → (system prompt, opening message) from UserRL's parquets, if present."""
-    directory = next((root / d for d in PARQUET_DIRS if (root / d / "test.parquet").is_file()), None)
+    candidates = [root / d for root in roots for d in PARQUET_DIRS]
+    directory = next((path for path in candidates if (path / "test.parquet").is_file()), None)
     if directory is None:
         return {}
     from mimesis_gym.envs._userrl import parquet_rows, prompt_pair

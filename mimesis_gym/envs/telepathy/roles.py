@@ -7,7 +7,8 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from mimesis_gym.core.chat import ChatReply
-from mimesis_gym.core.roles import LLMRole, RoleOutputError, RoleResult, ScriptedRole
+from mimesis_gym.core.jsonfix import field_text
+from mimesis_gym.core.roles import LLMRole, RoleResult, ScriptedRole
 from mimesis_gym.envs._matching import is_negated, norm, norm_tokens
 from mimesis_gym.envs._roles import LLMYesNoRole, format_history
 from mimesis_gym.envs._userrl import fill
@@ -237,8 +238,7 @@ class LLMGuessJudge(LLMRole[tuple[float, str]]):
     def parse(self, reply: ChatReply, parsed: dict[str, Any] | None, **_: Any) -> tuple[float, str]:
         parsed = parsed or {}
         judgment, feedback = parsed.get("judgment"), parsed.get("feedback")
-        if not isinstance(feedback, str):
-            raise RoleOutputError("feedback must be a string")
+        feedback = field_text(feedback)  # UserRL passed a non-string feedback on as it was
         lenient = self.lenient and isinstance(judgment, str)
         correct = judgment.strip().lower() == "yes" if lenient else judgment == "Yes"  # type: ignore[union-attr]
         return (1.0 if correct else 0.0), feedback

@@ -98,7 +98,8 @@ USERRL_PROMPTS = ("ACTION_SYS", "ACTION_USER", "ANSWER_SYS", "ANSWER_USER")
 
 
 def _protocol(task: TurtleTask) -> str:
-    return json.dumps([{"statement": c.statement} for c in task.criteria], indent=4, ensure_ascii=False)
+    """The rubric's criteria as UserRL serialised them: ``json.dumps`` with 4-space indent, non-ASCII escaped."""
+    return json.dumps([{"statement": c.statement} for c in task.criteria], indent=4)
 
 
 class LLMOracle(LLMYesNoRole):
