@@ -618,6 +618,55 @@ def _add_data_commands(commands: Any) -> None:
     pull.set_defaults(run=_cmd_data_pull)
 
 
+def _cmd_users_report(args: argparse.Namespace) -> int:
+    import asyncio
+    from pathlib import Path
+
+    from pydantic import ValidationError
+
+    from mimesis_gym.evaluation.runner import Interrupted
+    from mimesis_gym.evaluation.users_report import UsersReportConfig, run_users_report
+
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        _usage(f"--out {out} is a file, not a directory")
+    if not args.resume and out.is_dir() and any(out.iterdir()):
+        _usage(f"{out} is not empty (use --resume to continue it)")
+    reference = Path(args.reference) if args.reference else None
+    if reference is not None and not reference.is_dir():
+        _usage(f"--reference {reference} is not a directory (an ABCD folder with abcd_v1.1.json or abcd_sample.json)")
+    keys = ("agent", "limit", "trials", "max_turns", "concurrency", "agent_max_tokens", "role_max_tokens")
+    settings = {key: getattr(args, key) for key in keys}
+    settings = {key: value for key, value in settings.items() if value is not None}
+    if args.envs:
+        settings["envs"] = [ENV_TABLE.find(_env_id(name)).short for name in _names(args.envs) or []]
+    try:
+        config = UsersReportConfig(users=_names(args.users), **settings)
+    except ValidationError as error:
+        _usage("; ".join(f"{'.'.join(str(p) for p in item['loc'])}: {item['msg']}" for item in error.errors()))
+    _check_out_dir(out)
+    try:
+        report = run_users_report(
+            config,
+            out,
+            resume=args.resume,
+            reference_dir=reference,
+            progress=not args.no_progress,
+            log=lambda line: print(line, file=sys.stderr),
+        )
+        asyncio.run(report)
+    except Interrupted:
+        print(f"interrupted; resume with: mimesis-gym users-report --resume --out {out} …", file=sys.stderr)
+        return 130
+    except (FileNotFoundError, ValueError) as error:
+        if isinstance(error, MimesisGymError):
+            raise
+        _usage(str(error))
+    print((out / "users_report.md").read_text(encoding="utf-8"), end="")
+    print(f"report in {out / 'users_report.md'} (json, plots beside it)", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="mimesis-gym", description="Conversation environments with simulated users (MIMESIS / UserRL)."
@@ -721,6 +770,24 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     view.add_argument("--allow-remote", action="store_true", help="allow a --host that is not a loopback address")
     view.set_defaults(run=_cmd_view)
+
+    users_report = commands.add_parser(
+        "users-report", help="how do user models behave? disclosure, role fidelity, homogeneity (docs/users-report.md)"
+    )
+    users_report.add_argument("--users", required=True, help="user specs under test, comma-separated")
+    users_report.add_argument("--agent", help="the probing agent (default scripted:baseline)")
+    users_report.add_argument("--envs", help="short env names, comma-separated (default: the nine envs with a user)")
+    users_report.add_argument("--limit", type=_int_at_least(1), help="tasks per env (default 2)")
+    users_report.add_argument("--trials", type=_int_at_least(1), help="episodes per task (default 1)")
+    users_report.add_argument("--max-turns", type=_int_at_least(1), help="turn cap (default 6)")
+    users_report.add_argument("--concurrency", type=_int_at_least(1), help="episodes in flight (default 8)")
+    users_report.add_argument("--agent-max-tokens", type=_int_at_least(1), help="the agent's max tokens (default 256)")
+    users_report.add_argument("--role-max-tokens", type=_int_at_least(1), help="cap on every user/judge call")
+    users_report.add_argument("--reference", metavar="ABCD_DIR", help="add a human column from ABCD's real dialogues")
+    users_report.add_argument("--out", required=True, help="output directory")
+    users_report.add_argument("--resume", action="store_true", help="continue the report in --out")
+    users_report.add_argument("--no-progress", action="store_true")
+    users_report.set_defaults(run=_cmd_users_report)
 
     commands.add_parser(
         "train", help="train an agent (docs/algorithms.md): --config FILE [--set key=value ...]", add_help=False

@@ -308,3 +308,20 @@ def test_eval_of_abcd_with_the_tiny_customer_reports_the_abcd_table(vllm_base_ur
     assert set(counts) <= {"ok", "user_failure"} and sum(counts.values()) == 1
     summary = (tmp_path / "summary.md").read_text()
     assert "## ABCD realistic behaviors" in summary and "| Agent | Travel" not in summary
+
+
+def test_users_report_of_the_tiny_model_over_http_beside_the_scripted_user(vllm_base_url, tmp_path):
+    from mimesis_gym.evaluation.users_report import UsersReportConfig, run_users_report
+
+    tiny_user = f"openai:tiny@{vllm_base_url}"
+    config = UsersReportConfig(
+        users=["scripted", tiny_user], agent="scripted:noop", envs=["intention", "telepathy", "abcd"], limit=1,
+        max_turns=2, agent_max_tokens=48, role_max_tokens=48,
+    )  # fmt: skip
+    report = asyncio.run(run_users_report(config, tmp_path, progress=False))
+    assert set(report["users"]) == {"scripted", tiny_user}
+    for metrics in report["users"].values():
+        assert metrics["replies"] > 0 and len(metrics["disclosure_curve"]) == report["horizon"]
+        assert set(metrics["role_faults"]) == {"assistant", "ai", "character", "any"}
+    assert report["users"][tiny_user]["envs"]["abcd"]["replies"] > 0  # the tiny model as the customer
+    assert f"| {tiny_user} |" in (tmp_path / "users_report.md").read_text().splitlines()[2]

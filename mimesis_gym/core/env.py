@@ -21,6 +21,7 @@ from gymnasium.error import ResetNeeded
 from mimesis_gym.core.actions import MalformedAction, ParsedAction, interact_with_env_tool, parse_action
 from mimesis_gym.core.asyncbridge import LoopThread, run_without_loop
 from mimesis_gym.core.chat import ThoughtRecord
+from mimesis_gym.core.disclosure import DisclosureItem
 from mimesis_gym.core.roles import RoleModels, RoleSession, resolve_roles
 from mimesis_gym.core.scoring import EpisodeScorer, SumOfRewards, make_scorer
 from mimesis_gym.core.spaces import UnicodeText
@@ -202,6 +203,13 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
     def _malformed_outcome(self, malformed: MalformedAction) -> StepOutcome:
         """A step spent on input outside the grammar: reward 0, the grammar message."""
         return StepOutcome(obs=malformed.message, reward_parts=dict.fromkeys(self.reward_part_names, 0.0), valid=False)
+
+    def disclosure_items(self) -> list[DisclosureItem]:
+        """The current task's hidden items its user may disclose (docs/users-report.md, "Disclosure").
+
+        Empty when the env gives its user no private data to reveal (the default) or before the
+        first reset. Read by the users report; never shown to the agent."""
+        return []
 
     def task_max_score(self) -> float:
         """The best episode score reachable on the current task (the oracle reaches it)."""

@@ -12,10 +12,12 @@ from typing import Any, ClassVar
 from gymnasium.error import ResetNeeded
 
 from mimesis_gym.core.conventions import split_thought
+from mimesis_gym.core.disclosure import DisclosureItem
 from mimesis_gym.core.env import ConversationEnv, StepOutcome
 from mimesis_gym.core.roles import Role
 from mimesis_gym.envs.abcd.behaviors import Behavior, behavior, render_directive
 from mimesis_gym.envs.abcd.customers import ScriptedCustomer
+from mimesis_gym.envs.abcd.disclosure import abcd_disclosure_items
 from mimesis_gym.envs.abcd.judge_rules import Conversation, JudgeFacts, Turn, score_behavior
 from mimesis_gym.envs.abcd.policy import StoreCatalog
 from mimesis_gym.envs.abcd.prompts import CONNECT_MESSAGE, UNAVAILABLE_MESSAGE, customer_prompt, support_agent_prompt
@@ -575,6 +577,10 @@ class ABCDBehaviorEnv(ConversationEnv[AbcdRow]):
 
     def secret_texts(self) -> list[str]:
         return [self._directive] if self._directive else []
+
+    def disclosure_items(self) -> list[DisclosureItem]:
+        """The customer (the policy here) holds the scenario's account and order fields."""
+        return abcd_disclosure_items(self.row.scenario) if self.row is not None else []
 
     def oracle_action(self) -> str | None:
         """The scripted customer's next action for this row (``customers.ScriptedCustomer``)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from mimesis_gym.core.actions import ParsedAction
+from mimesis_gym.core.disclosure import DisclosureItem, content_words
 from mimesis_gym.core.env import ConversationEnv, StepOutcome, clipped_parts
 from mimesis_gym.core.roles import Role
 from mimesis_gym.core.tasks import TaskPack
@@ -215,6 +216,21 @@ class IntentionEnv(ConversationEnv[IntentionTask]):
                 d.options[h] if d.options else "" for d, h in zip(task.missing_details, self.held, strict=True)
             ],
         }
+
+    def disclosure_items(self) -> list[DisclosureItem]:
+        """Each missing detail: stated by the option this user holds, asked about by its keywords."""
+        task: IntentionTask | None = self.task  # type: ignore[assignment]
+        if task is None:
+            return []
+        return [
+            DisclosureItem(
+                key=f"detail-{index}",
+                label=detail.description,
+                values=(detail.options[held],) if detail.options else (),
+                ask_terms=tuple(detail.keywords or content_words(detail.description)),
+            )
+            for index, (detail, held) in enumerate(zip(task.missing_details, self.held, strict=True))
+        ]
 
     def oracle_action(self) -> str | None:
         """Ask the inquiry of the most important remaining detail (ties: task order)."""

@@ -6,9 +6,11 @@ import json
 from typing import Any, ClassVar
 
 from mimesis_gym.core.actions import MalformedAction, ParsedAction, interact_with_env_tool
+from mimesis_gym.core.disclosure import DisclosureItem
 from mimesis_gym.core.env import ConversationEnv, StepOutcome
 from mimesis_gym.core.roles import Role, RoleResult
 from mimesis_gym.envs.tau.db import EpisodeDB, canonical_text
+from mimesis_gym.envs.tau.disclosure import tau_disclosure_items
 from mimesis_gym.envs.tau.roles import STOP, LLMUser, ScriptedUser
 from mimesis_gym.envs.tau.tasks import (
     GoldAction,
@@ -368,6 +370,14 @@ class TauEnv(ConversationEnv[TauTask]):
             info["privileged"]["user_thought"] = self._opening_reply.thought
             info["privileged"]["user_utterance"] = self._opening_reply.utterance
         return info
+
+    def disclosure_items(self) -> list[DisclosureItem]:
+        """The customer's identifiers and request details (the pack's user facts), each asked by its name."""
+        task: TauTask | None = self.task  # type: ignore[assignment]
+        if task is None:
+            return []
+        pack: TauPack = self.task_pack  # type: ignore[assignment]
+        return tau_disclosure_items(pack.user_facts(task))
 
     def _hidden(self) -> dict[str, Any]:
         task: TauTask = self.task  # type: ignore[assignment]

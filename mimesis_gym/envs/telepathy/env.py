@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from mimesis_gym.core.actions import ParsedAction
+from mimesis_gym.core.disclosure import DisclosureItem
 from mimesis_gym.core.env import ConversationEnv, StepOutcome, gain_parts
 from mimesis_gym.core.roles import Role
 from mimesis_gym.envs._roles import ask
@@ -190,6 +191,14 @@ class TelepathyEnv(ConversationEnv[TelepathyTask]):
         if task.attributes is not None:
             hidden["attributes"] = dict(task.attributes)
         return hidden
+
+    def disclosure_items(self) -> list[DisclosureItem]:
+        """The secret itself: the entity's title or an alias, in the user's reply or the agent's guess."""
+        task: TelepathyTask | None = self.task  # type: ignore[assignment]
+        if task is None:
+            return []
+        names = tuple(dict.fromkeys([task.title, *task.aliases]))
+        return [DisclosureItem(key="target", label=f"the {task.category}", values=names, ask_terms=names)]
 
     def oracle_action(self) -> str:
         """Name the entity at once."""

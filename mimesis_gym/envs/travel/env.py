@@ -6,6 +6,7 @@ import re
 from typing import Any, ClassVar
 
 from mimesis_gym.core.actions import ParsedAction
+from mimesis_gym.core.disclosure import DisclosureItem
 from mimesis_gym.core.env import ConversationEnv, StepOutcome, clipped_parts
 from mimesis_gym.core.roles import Role
 from mimesis_gym.core.tasks import TaskPack
@@ -532,6 +533,27 @@ class TravelEnv(ConversationEnv[TravelTask]):
             "nonpreference_times": self.nonpreference_times,
             "choice_initials": list(self.choice_initials),
         }
+
+    def disclosure_items(self) -> list[DisclosureItem]:
+        """Each hidden preference: stated by its own text, its implicit phrasing or one of its pack keywords
+        (its subcategory for upstream tasks); asked for by the same keywords."""
+        task: TravelTask | None = self.task  # type: ignore[assignment]
+        if task is None:
+            return []
+        items = []
+        for numbered in task.numbered:
+            pref = numbered.pref
+            words = tuple(pref.meta.keywords) if pref.meta is not None else (pref.subcategory,)
+            items.append(
+                DisclosureItem(
+                    key=numbered.id,
+                    label=pref.preference,
+                    values=(pref.preference, pref.implicit_elicitation),
+                    keyword_sets=((words,),),
+                    ask_terms=words,
+                )
+            )
+        return items
 
     def oracle_action(self) -> str | None:
         """Search each pending aspect with its canonical query, then answer each aspect's best id.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from mimesis_gym.core.actions import ParsedAction
+from mimesis_gym.core.disclosure import DisclosureItem
 from mimesis_gym.core.env import ConversationEnv, StepOutcome, gain_parts
 from mimesis_gym.core.roles import Role
 from mimesis_gym.core.tasks import TaskPack
@@ -209,6 +210,22 @@ class TurtleEnv(ConversationEnv[TurtleTask]):
             "criteria": [{"statement": c.statement, "weight": c.weight} for c in task.criteria],
             "best": self.best,
         }
+
+    def disclosure_items(self) -> list[DisclosureItem]:
+        """The hidden story's true facts (shipped pack: facts answered "Yes"); none for upstream tasks."""
+        task: TurtleTask | None = self.task  # type: ignore[assignment]
+        if task is None or not task.facts:
+            return []
+        return [
+            DisclosureItem(
+                key=f"fact-{index}",
+                label=fact.statement,
+                keyword_sets=(tuple(tuple(group) for group in fact.keywords),),
+                ask_terms=tuple(word for group in fact.keywords for word in group),
+            )
+            for index, fact in enumerate(task.facts)
+            if fact.answer.strip().lower() == "yes"
+        ]
 
     def oracle_action(self) -> str:
         """Tell the true story at once."""

@@ -1,0 +1,348 @@
+"""``mimesis-gym users-report``: how does a user model behave? (docs/users-report.md)
+
+The same probing agent (default: the fair scripted baseline) talks with every user under test on the
+same tasks of every env that has a user; ABCD, where the simulator is the policy, runs each user
+under test as the customer against the scripted support agent. Both are ordinary eval runs under
+``<out>/runs/`` (the runner, its record store, its resume rules), stored with ``--privileged`` so
+the user's utterances and the task's hidden data are at hand. The metrics
+(:mod:`~mimesis_gym.evaluation.user_metrics`) are then computed from those records into
+``users_report.json``, ``users_report.md`` and plots; ``reference_dir`` adds a ``human`` column
+from real ABCD dialogues, computed the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from mimesis_gym.core.disclosure import DisclosureItem
+from mimesis_gym.envs import ENV_TABLE
+from mimesis_gym.evaluation.records import EpisodeRecord
+from mimesis_gym.evaluation.runner import EvalConfig, run_eval
+from mimesis_gym.evaluation.store import ResultsStore
+from mimesis_gym.evaluation.user_metrics import (
+    Exchange,
+    UserDialogue,
+    answer_directness,
+    disclosure_curve,
+    hedging_rate,
+    homogeneity,
+    length_stats,
+    role_fidelity,
+    self_contradictions,
+    unprompted_disclosure,
+)
+
+__all__ = [
+    "CUSTOMER_ENV",
+    "DEFAULT_PROBE_AGENT",
+    "HUMAN",
+    "UsersReportConfig",
+    "compute_metrics",
+    "customer_alias",
+    "default_envs",
+    "dialogues_from_records",
+    "human_reference",
+    "run_users_report",
+    "write_users_report",
+]
+
+DEFAULT_PROBE_AGENT = "scripted:baseline"
+CUSTOMER_ENV = "abcd"
+"""The env whose policy is the simulated user (the customer; its table row routes to the ABCD
+summary); every other env has the user as a role."""
+HUMAN = "human"
+SCRIPTED_CUSTOMER = "oracle"
+"""The agent alias that plays the env's scripted customer, standing for ``scripted`` in ABCD."""
+HORIZON = 6
+
+
+class UsersReportConfig(BaseModel):
+    """What ``users-report`` runs: users under test, the probing agent, envs, tasks and pace."""
+
+    users: list[str] = Field(min_length=1)
+    agent: str = DEFAULT_PROBE_AGENT
+    envs: list[str] = Field(default_factory=lambda: default_envs())
+    limit: int = Field(2, ge=1)
+    trials: int = Field(1, ge=1)
+    max_turns: int = Field(6, ge=1)
+    concurrency: int = Field(8, ge=1)
+    agent_max_tokens: int = Field(256, ge=1)
+    role_max_tokens: int | None = Field(None, ge=1, description="cap on every user/judge call's max_tokens")
+    seed: int = Field(0, ge=0)
+
+    def eval_configs(self) -> dict[str, EvalConfig]:
+        """The eval runs: ``probe`` (the agent against each user) and ``customer`` (ABCD)."""
+        common = {
+            "limit": self.limit,
+            "trials": self.trials,
+            "max_turns": self.max_turns,
+            "concurrency": self.concurrency,
+            "agent_max_tokens": self.agent_max_tokens,
+            "role_max_tokens": self.role_max_tokens,
+            "seed": self.seed,
+            "privileged": True,
+        }
+        runs = {}
+        probed = [env for env in self.envs if env != CUSTOMER_ENV]
+        if probed:
+            runs["probe"] = EvalConfig(envs=probed, agents=[self.agent], users=self.users, **common)
+        if CUSTOMER_ENV in self.envs:
+            customers = [customer_alias(user) for user in self.users]
+            runs["customer"] = EvalConfig(envs=[CUSTOMER_ENV], agents=customers, users=["scripted"], **common)
+        return runs
+
+
+def default_envs() -> list[str]:
+    """The paper's score columns and the ABCD customer env: the nine envs with a user."""
+    return [entry.short for entry in ENV_TABLE if entry.column is not None or entry.summary == "abcd"]
+
+
+def customer_alias(user: str) -> str:
+    """The agent alias that plays ``user`` as ABCD's customer (``scripted`` → the scripted customer)."""
+    return SCRIPTED_CUSTOMER if user.strip().lower() == "scripted" else user
+
+
+async def run_users_report(
+    config: UsersReportConfig,
+    out: Path,
+    *,
+    resume: bool = False,
+    reference_dir: Path | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Run (or resume) the eval runs under ``out/runs/``, then compute and write the report."""
+    for name, eval_config in config.eval_configs().items():
+        run_dir = out / "runs" / name
+        again = resume and (run_dir / "run.json").exists()
+        await run_eval(eval_config, run_dir, resume=again, progress=progress, log=log)
+    dialogues = []
+    for name in config.eval_configs():
+        records = ResultsStore(out / "runs" / name / "episodes.jsonl").latest().values()
+        dialogues += dialogues_from_records(records, users=config.users)
+    reference = human_reference(reference_dir) if reference_dir is not None else []
+    report = compute_metrics(dialogues + reference, users=[*config.users, *([HUMAN] if reference else [])])
+    report["config"] = config.model_dump()
+    write_users_report(report, out)
+    return report
+
+
+def dialogues_from_records(records: Iterable[EpisodeRecord], *, users: Sequence[str]) -> list[UserDialogue]:
+    """The user's side of each stored episode (privileged records), labelled with the user under test.
+
+    In a role env the user's replies are the turns' ``user_utterance`` and each answers the agent's
+    message of that turn; in ABCD the user under test is the agent (the customer): its messages answer
+    the support agent's previous utterance (the opening observation first)."""
+    by_customer = {customer_alias(user): user for user in users}
+    items_of = _ItemCache()
+    dialogues = []
+    for record in records:
+        if record.status in ("agent_error", "env_error"):
+            continue
+        if record.env == CUSTOMER_ENV:
+            user = by_customer.get(record.agent, record.agent)
+            exchanges = _customer_exchanges(record)
+        else:
+            user = record.user
+            exchanges = _role_exchanges(record)
+        failures = Counter(failure.kind for failure in record.user_failures) if record.env != CUSTOMER_ENV else {}
+        dialogues.append(
+            UserDialogue(
+                env=record.env,
+                user=user,
+                task_id=record.task_id,
+                exchanges=tuple(exchanges),
+                items=tuple(items_of(record)),
+                failures=dict(failures),
+                attempts=len(exchanges) + sum(failures.values()),
+            )
+        )
+    return dialogues
+
+
+def _role_exchanges(record: EpisodeRecord) -> list[Exchange]:
+    turns = {turn.get("turn"): turn for turn in (record.privileged or {}).get("turns", [])}
+    exchanges = []
+    for step in record.steps:
+        utterance = (turns.get(step.turn) or {}).get("user_utterance")
+        if utterance is not None:
+            exchanges.append(Exchange(prompt=step.content, reply=utterance))
+    return exchanges
+
+
+def _customer_exchanges(record: EpisodeRecord) -> list[Exchange]:
+    opening = next((m["content"] for m in record.transcript if m.get("role") == "user"), "")
+    prompts = [opening, *(step.observation for step in record.steps)]
+    return [
+        Exchange(prompt=prompts[index], reply=step.content)
+        for index, step in enumerate(record.steps)
+        if step.valid_action and step.action_kind != "finish"
+    ]
+
+
+class _ItemCache:
+    """Rebuilds each record's task (same env id, task and seed, scripted roles) to read its items."""
+
+    def __init__(self) -> None:
+        self._envs: dict[str, Any] = {}
+        self._items: dict[tuple[str, str, int], list[DisclosureItem]] = {}
+
+    def __call__(self, record: EpisodeRecord) -> list[DisclosureItem]:
+        key = (record.env_id, record.task_id, record.seed)
+        if key not in self._items:
+            import gymnasium as gym
+
+            env = self._envs.get(record.env_id)
+            if env is None:
+                env = self._envs[record.env_id] = gym.make(record.env_id, user="scripted").unwrapped
+            env.reset(seed=record.seed, options={"task_id": record.task_id})
+            self._items[key] = env.disclosure_items()
+        return self._items[key]
+
+
+def human_reference(abcd_dir: Path) -> list[UserDialogue]:
+    """Real customers' side of ABCD's dialogues: the ``test`` split of ``abcd_v1.1.json[.gz]``, or
+    every dialogue of ``abcd_sample.json``.
+
+    Each customer message is one exchange answering the agent's previous message (consecutive
+    customer messages answer the same one); ``action`` lines (the agent's tool use) are skipped."""
+    from mimesis_gym.envs.abcd.disclosure import abcd_disclosure_items
+    from mimesis_gym.envs.abcd.tasks import read_conversations
+
+    splits = read_conversations(abcd_dir)
+    dialogues = []
+    for conversation in splits.get("test") or splits.get("sample") or []:
+        prompt = ""
+        exchanges = []
+        for speaker, text in conversation.get("original", []):
+            if speaker == "agent":
+                prompt = text
+            elif speaker == "customer":
+                exchanges.append(Exchange(prompt=prompt, reply=text))
+        dialogues.append(
+            UserDialogue(
+                env=CUSTOMER_ENV,
+                user=HUMAN,
+                task_id=str(conversation.get("convo_id", len(dialogues))),
+                exchanges=tuple(exchanges),
+                items=tuple(abcd_disclosure_items(conversation.get("scenario", {}))),
+            )
+        )
+    return dialogues
+
+
+def _summary(dialogues: list[UserDialogue]) -> dict[str, Any]:
+    unprompted, revealed = unprompted_disclosure(dialogues)
+    direct, complete, questions = answer_directness(dialogues)
+    similar, pairs = homogeneity(dialogues)
+    contradicted, repeated = self_contradictions(dialogues)
+    failures: Counter[str] = Counter()
+    attempts = 0
+    for dialogue in dialogues:
+        failures.update(dialogue.failures)
+        attempts += dialogue.attempts
+    return {
+        "dialogues": len(dialogues),
+        "replies": sum(len(d.exchanges) for d in dialogues),
+        "disclosure_curve": disclosure_curve(dialogues, HORIZON),
+        "unprompted_disclosure": unprompted,
+        "items_revealed": revealed,
+        "answered_directly": direct,
+        "answer_completeness": complete,
+        "item_questions": questions,
+        "role_faults": role_fidelity(dialogues),
+        "reply_words": length_stats(dialogues),
+        "hedging": hedging_rate(dialogues),
+        "homogeneity": similar,
+        "homogeneity_pairs": pairs,
+        "self_contradiction": contradicted,
+        "repeated_questions": repeated,
+        "failures": {kind: count / attempts for kind, count in sorted(failures.items())} if attempts else {},
+    }
+
+
+def compute_metrics(dialogues: Sequence[UserDialogue], *, users: Sequence[str]) -> dict[str, Any]:
+    """Every metric per user (all envs pooled) and per (user, env)."""
+    grouped: dict[str, list[UserDialogue]] = defaultdict(list)
+    for dialogue in dialogues:
+        grouped[dialogue.user].append(dialogue)
+    report: dict[str, Any] = {"horizon": HORIZON, "users": {}}
+    for user in users:
+        own = grouped.get(user, [])
+        per_env: dict[str, list[UserDialogue]] = defaultdict(list)
+        for dialogue in own:
+            per_env[dialogue.env].append(dialogue)
+        report["users"][user] = {
+            **_summary(own),
+            "envs": {env: _summary(items) for env, items in sorted(per_env.items())},
+        }
+    return report
+
+
+def _cell(value: Any, percent: bool = True) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, int):
+        return str(value)
+    return f"{100 * value:.0f}%" if percent else f"{value:.1f}"
+
+
+ROWS: tuple[tuple[str, Callable[[dict[str, Any]], Any], bool], ...] = (
+    ("disclosed by reply 1", lambda m: m["disclosure_curve"][0], True),
+    (f"disclosed by reply {HORIZON}", lambda m: m["disclosure_curve"][-1], True),
+    ("unprompted disclosure", lambda m: m["unprompted_disclosure"], True),
+    ("answered directly", lambda m: m["answered_directly"], True),
+    ("answer completeness", lambda m: m["answer_completeness"], True),
+    ("role faults (any)", lambda m: m["role_faults"]["any"], True),
+    ("acts as assistant", lambda m: m["role_faults"]["assistant"], True),
+    ("says it is an AI", lambda m: m["role_faults"]["ai"], True),
+    ("words per reply (mean)", lambda m: m["reply_words"]["mean"], False),
+    ("words per reply (p90)", lambda m: m["reply_words"]["p90"], False),
+    ("hedging", lambda m: m["hedging"], True),
+    ("homogeneity (3-gram Jaccard)", lambda m: m["homogeneity"], True),
+    ("self-contradiction", lambda m: m["self_contradiction"], True),
+    ("user failures", lambda m: sum(m["failures"].values()) if m["failures"] else 0.0, True),
+    ("replies", lambda m: m["replies"], False),
+)
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """``users_report.md``: one column per user, one row per metric; then the per-env breakdown."""
+    users = list(report["users"])
+    lines = ["# Users report", "", "| metric | " + " | ".join(users) + " |", "|---" * (len(users) + 1) + "|"]
+    for label, pick, percent in ROWS:
+        lines.append(f"| {label} | " + " | ".join(_cell(pick(report["users"][u]), percent) for u in users) + " |")
+    envs = sorted({env for u in users for env, m in report["users"][u]["envs"].items() if m["replies"]})
+    for label, pick, percent in ROWS[:6]:
+        header = "| env | " + " | ".join(users) + " |"
+        lines += ["", f"## {label}, per env", "", header, "|---" * (len(users) + 1) + "|"]
+        for env in envs:
+            cells = [report["users"][u]["envs"].get(env) for u in users]
+            lines.append(f"| {env} | " + " | ".join(_cell(pick(c), percent) if c else "–" for c in cells) + " |")
+    lines += ["", "What each metric counts and its blind spots: docs/users-report.md.", ""]
+    return "\n".join(lines)
+
+
+def write_users_report(report: dict[str, Any], out: Path) -> None:
+    """``users_report.json`` and ``users_report.md`` (written whole, then renamed), and plots when
+    matplotlib is installed (extra ``plots``)."""
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in (
+        ("users_report.json", json.dumps(report, indent=2, sort_keys=True) + "\n"),
+        ("users_report.md", markdown(report)),
+    ):
+        partial = out / f".{name}.partial"
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, out / name)
+    try:
+        from mimesis_gym.evaluation.user_plots import write_user_plots
+    except ImportError:  # matplotlib missing: the tables stand alone
+        return
+    write_user_plots(report, out / "plots")

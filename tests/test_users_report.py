@@ -1,0 +1,174 @@
+"""``users-report``: the env's disclosure items, the runs it makes, the report it writes, the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+from mimesis_gym.core.disclosure import asked, revealed
+from mimesis_gym.evaluation.user_metrics import first_reveals, unprompted_disclosure
+from mimesis_gym.evaluation.users_report import (
+    UsersReportConfig,
+    customer_alias,
+    default_envs,
+    human_reference,
+    run_users_report,
+)
+from tests.conftest import SHARED_DATA
+
+ROOT = Path(__file__).resolve().parents[1]
+PROBE = "scripted:noop"
+METRIC_KEYS = {
+    "disclosure_curve", "unprompted_disclosure", "answered_directly", "answer_completeness", "role_faults",
+    "reply_words", "hedging", "homogeneity", "self_contradiction", "failures", "replies", "dialogues",
+}  # fmt: skip
+
+
+def play(env_id: str, action: str, seed: int = 0) -> tuple[object, str]:
+    env = gym.make(env_id, user="scripted").unwrapped
+    env.reset(seed=seed)
+    return env, env.step(action)[0]
+
+
+def test_intention_items_are_revealed_by_the_scripted_user_when_asked() -> None:
+    env = gym.make("mimesis/IntentionGym-v0", user="scripted").unwrapped
+    env.reset(seed=3)
+    items = env.disclosure_items()
+    assert len(items) == len(env.task.missing_details)
+    detail = env.task.missing_details[0]
+    assert asked(items[0], detail.inquiry)
+    reply = env.step(f"[action] {detail.inquiry}")[0]
+    assert revealed(items[0], reply), reply
+    assert not any(revealed(item, reply) for item in items[1:])
+
+
+def test_travel_items_follow_the_pack_keywords() -> None:
+    env = gym.make("mimesis/TravelGym-v0", user="scripted").unwrapped
+    env.reset(seed=0)
+    items = env.disclosure_items()
+    assert [item.key for item in items] == [p.id for p in env.task.numbered]
+    probe = env.task.numbered[0].pref.meta.probe
+    assert asked(items[0], probe)
+    reply = env.step(f"[action] {probe}")[0]
+    assert revealed(items[0], reply), reply
+
+
+def test_tau_items_are_the_customers_facts_and_the_scripted_user_gives_its_name() -> None:
+    env = gym.make("mimesis/TauGym-v0", user="scripted").unwrapped
+    env.reset(seed=0)
+    items = {item.key.split("-")[0]: item for item in env.disclosure_items()}
+    assert "name" in items and "zip" in items
+    reply = env.step("[action] Could you tell me your first and last name and your zip code?")[0]
+    assert revealed(items["name"], reply) and revealed(items["zip"], reply), reply
+
+
+@pytest.mark.parametrize(
+    ("env_id", "expect_items"),
+    [("mimesis/TurtleGym-v0", True), ("mimesis/TelepathyGym-v0", True), ("mimesis/ABCDBehavior-v0", True),
+     ("mimesis/FunctionGym-v0", False), ("mimesis/SearchGym-v0", False), ("mimesis/PersuadeGym-v0", False)],
+)  # fmt: skip
+def test_which_envs_have_items(env_id: str, expect_items: bool) -> None:
+    env = gym.make(env_id, user="scripted").unwrapped
+    assert env.disclosure_items() == []  # before the first reset
+    env.reset(seed=0)
+    assert bool(env.disclosure_items()) is expect_items
+
+
+def test_telepathy_item_is_the_secret_entity() -> None:
+    env = gym.make("mimesis/TelepathyGym-v0", user="scripted").unwrapped
+    env.reset(seed=0)
+    (item,) = env.disclosure_items()
+    assert revealed(item, f"It is the {env.task.title}!")
+    assert not revealed(item, "Yes")
+
+
+def test_default_envs_are_the_nine_with_a_user() -> None:
+    assert default_envs() == ["travel", "turtle", "function", "tau", "persuade", "intention", "telepathy", "search",
+                              "abcd"]  # fmt: skip
+    assert customer_alias("scripted") == "oracle" and customer_alias("tiny") == "tiny"
+    configs = UsersReportConfig(users=["scripted", "tiny"]).eval_configs()
+    assert configs["probe"].agents == ["scripted:baseline"] and configs["probe"].users == ["scripted", "tiny"]
+    assert configs["customer"].envs == ["abcd"] and configs["customer"].agents == ["oracle", "tiny"]
+    assert all(config.privileged for config in configs.values())
+
+
+@pytest.fixture
+def abcd_dir() -> Path:
+    root = SHARED_DATA / "abcd"
+    if not (root / "abcd_sample.json").is_file():
+        pytest.skip(f"ABCD reference data not found at {root} (expected ../shared/data/abcd)")
+    return root
+
+
+def test_human_reference_from_abcd_dialogues(abcd_dir: Path) -> None:
+    dialogues = human_reference(abcd_dir)
+    assert len(dialogues) == 3 and {d.user for d in dialogues} == {"human"}
+    first = dialogues[0]  # convo 3592: every field is given right after the agent asks for it
+    assert first.exchanges[1].reply == "Crystal Minh" and "name" in first.exchanges[1].prompt
+    assert first_reveals(first) == {"customer_name": 1, "username": 3, "email": 4, "order_id": 5,
+                                    "member_level": 6, "phone": 9}  # fmt: skip
+    assert unprompted_disclosure([first]) == (0.0, 6)
+
+
+def run_report(out: Path, **settings) -> dict:
+    config = UsersReportConfig(
+        users=["scripted"], agent=PROBE, envs=["intention", "telepathy", "abcd"], limit=1, max_turns=3, **settings
+    )
+    return asyncio.run(run_users_report(config, out, resume=(out / "runs").exists(), progress=False))
+
+
+def test_report_lists_every_metric_per_user_and_env_and_resumes(tmp_path: Path) -> None:
+    report = run_report(tmp_path / "r")
+    scripted = report["users"]["scripted"]
+    assert set(scripted) >= METRIC_KEYS
+    assert set(scripted["envs"]) == {"intention", "telepathy", "abcd"}
+    assert scripted["envs"]["abcd"]["replies"] > 0  # the scripted customer's messages
+    assert scripted["envs"]["intention"]["replies"] > 0
+    stored = json.loads((tmp_path / "r" / "users_report.json").read_text())
+    assert stored["users"]["scripted"]["replies"] == scripted["replies"]
+    markdown = (tmp_path / "r" / "users_report.md").read_text()
+    assert "| unprompted disclosure |" in markdown and "| scripted |" in markdown
+    lines = (tmp_path / "r" / "runs" / "probe" / "episodes.jsonl").read_text().count("\n")
+    again = run_report(tmp_path / "r")  # resume: nothing re-run, same report
+    assert (tmp_path / "r" / "runs" / "probe" / "episodes.jsonl").read_text().count("\n") == lines
+    assert again["users"] == report["users"]
+
+
+def test_scripted_users_give_the_same_report_twice(tmp_path: Path) -> None:
+    assert run_report(tmp_path / "a")["users"] == run_report(tmp_path / "b")["users"]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "mimesis_gym.cli", "users-report", *args], capture_output=True, text=True, cwd=ROOT,
+        timeout=120,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--users", "scripted", "--envs", "nope"], "unknown env 'nope'"),
+        (["--users", "scripted", "--limit", "0"], "--limit"),
+        (["--users", "no-such-user"], "no-such-user"),
+        (["--users", "scripted", "--reference", "/nonexistent-dir"], "--reference /nonexistent-dir"),
+    ],
+)
+def test_cli_errors_are_one_line_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
+    envs = [] if "--envs" in args else ["--envs", "intention"]
+    result = cli(*args, *envs, "--out", str(tmp_path / "out"), "--no-progress")
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_cli_refuses_a_non_empty_out_without_resume(tmp_path: Path) -> None:
+    (tmp_path / "x").write_text("")
+    result = cli("--users", "scripted", "--out", str(tmp_path))
+    assert result.returncode == 2 and "not empty" in result.stderr
