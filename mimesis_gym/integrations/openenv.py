@@ -175,14 +175,17 @@ class MimesisOpenEnv(Environment[MimesisAction, MimesisObservation, MimesisState
                 else f"the episode ended after {state.step_count} turns; reset to start another"
             )
         obs, reward, terminated, truncated, info = self.env.step(action.env_action())
-        state.step_count += 1
-        state.episode_score = float(info["episode_score"])
-        state.terminated, state.truncated = bool(terminated), bool(truncated)
+        terminated, truncated = bool(terminated), bool(truncated)
+        self._state = state.model_copy(
+            update={
+                "step_count": state.step_count + 1,
+                "episode_score": float(info["episode_score"]),
+                "terminated": terminated,
+                "truncated": truncated,
+            }
+        )
         return MimesisObservation(
-            text=obs,
-            reward=float(reward),
-            done=state.terminated or state.truncated,
-            info=public_info(info, state.terminated, state.truncated),
+            text=obs, reward=float(reward), done=terminated or truncated, info=public_info(info, terminated, truncated)
         )
 
     @property

@@ -170,7 +170,10 @@ def serve(
         file=sys.stderr,
         flush=True,
     )
-    config = uvicorn.Config(app, log_level="warning", ws_max_size=1 << 20, timeout_graceful_shutdown=5)
+    # Messages are short JSON: per-message compression would cost more CPU than it saves.
+    config = uvicorn.Config(
+        app, log_level="warning", ws_max_size=1 << 20, ws_per_message_deflate=False, timeout_graceful_shutdown=5
+    )
     # uvicorn shuts down gracefully on SIGINT/SIGTERM and then re-raises the signal; both end here.
     previous = signal.signal(signal.SIGTERM, interrupt)
     try:
