@@ -186,6 +186,8 @@ def test_a_turn_waiting_on_an_llm_user_does_not_block_other_sessions():
             assert sessions(base_url) == 2 and time.monotonic() - started < 1.5
         turn.join(10)
         assert replies == ["Yes"] and len(user.calls) == 1
+        metadata = requests.get(f"{base_url}/metadata", timeout=5).json()
+        assert metadata["description"] == f"{TELEPATHY} (mimesis_gym) with user SlowChatModel"  # not the object's repr
 
 
 def test_openenvs_generic_client_plays_with_plain_dicts(function_server):

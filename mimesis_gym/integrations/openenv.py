@@ -45,6 +45,8 @@ __all__ = [
     "MimesisOpenEnv",
     "MimesisState",
     "SessionClosedError",
+    "public_info",
+    "user_label",
 ]
 
 PUBLIC_INFO_KEYS = ("task_id", "turn", "action_kind", "valid_action", "reward_parts", "user_failure", "episode_score")
@@ -102,6 +104,11 @@ class MimesisState(State):
     episode_score: float = 0.0
     terminated: bool = False
     truncated: bool = False
+
+
+def user_label(recipe: EnvRecipe) -> str:
+    """The user as clients and logs see it: its alias, or a chat-model object's class name (not its settings)."""
+    return recipe.user if isinstance(recipe.user, str) else type(recipe.user).__name__
 
 
 def public_info(info: dict[str, Any], terminated: bool, truncated: bool) -> dict[str, Any]:
@@ -219,8 +226,7 @@ class MimesisOpenEnv(Environment[MimesisAction, MimesisObservation, MimesisState
     def get_metadata(self) -> EnvironmentMetadata:
         return EnvironmentMetadata(
             name=self.recipe.env_id,
-            description=f"{self.recipe.env_id} (mimesis_gym) with user {self.recipe.user!r}",
-            version=None,
+            description=f"{self.recipe.env_id} (mimesis_gym) with user {user_label(self.recipe)}",
         )
 
     def close(self) -> None:

@@ -30,7 +30,7 @@ from openenv.core.env_server import ConcurrencyConfig, HTTPEnvServer
 from mimesis_gym.core.errors import ConfigurationError
 from mimesis_gym.evaluation.report_server import is_loopback_host
 from mimesis_gym.integrations.episode import EnvRecipe
-from mimesis_gym.integrations.openenv import MimesisAction, MimesisObservation, MimesisOpenEnv
+from mimesis_gym.integrations.openenv import MimesisAction, MimesisObservation, MimesisOpenEnv, user_label
 
 __all__ = ["BearerTokenGate", "QuietDisconnects", "bind_socket", "build_app", "check_bind", "serve"]
 
@@ -165,7 +165,7 @@ def serve(
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     print(
-        f"serving {recipe.env_id} (user {recipe.user!r}) over OpenEnv at ws://{shown}:{bound} "
+        f"serving {recipe.env_id} (user {user_label(recipe)}) over OpenEnv at ws://{shown}:{bound} "
         f"(max {max_sessions} sessions{', bearer token required' if token else ''}; Ctrl-C to stop)",
         file=sys.stderr,
         flush=True,
