@@ -386,6 +386,16 @@ def test_cli_unknown_envs_are_one_line_and_exit_2(env, message, capsys):
     assert message in err and len(err.strip().splitlines()) == 1, err
 
 
+def test_a_port_in_use_is_one_line_and_exit_2(capsys):
+    taken = bind_socket("127.0.0.1", 0)
+    try:
+        assert cli_main(["serve-env", "function", "--port", str(taken.getsockname()[1])]) == 2
+    finally:
+        taken.close()
+    err = capsys.readouterr().err
+    assert "cannot listen on 127.0.0.1:" in err and "pick another --port" in err and len(err.strip().splitlines()) == 1
+
+
 def test_the_cli_serves_with_a_token_it_never_prints():
     token = "cli-token-7f3a"
     process = subprocess.Popen(
@@ -406,7 +416,7 @@ def test_the_cli_serves_with_a_token_it_never_prints():
             assert client.step({"choice": "action", "content": "Is it an animal?"}).observation.text == "Yes"
         assert requests.get(f"{base_url}/health", timeout=5).status_code == 401
     finally:
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signal.SIGTERM)  # (Ctrl-C, SIGINT, takes the same way out)
         out, err = process.communicate(timeout=15)
     assert process.returncode == 0, err
     assert token not in line + out + err
