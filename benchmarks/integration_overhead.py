@@ -8,6 +8,10 @@ starts from a task id and a seed and runs a fixed cycle of tool calls until the 
 - ``TRL``: the adapter's environment (``mimesis_gym.integrations.trl``), called as ``GRPOTrainer``
   calls it: ``reset(**row)`` with a dataset row, then ``interact_with_env(choice, content)``.
 
+- ``OpenEnv``: ``mimesis-gym serve-env`` in its own process, ``--clients`` (16) OpenEnv clients
+  (``mimesis_gym.integrations.openenv.MimesisEnvClient``) in this one, over loopback WebSocket,
+  sharing the ``--steps``; reported as total steps/s (the goal: at least 1,000) beside in-process.
+
 The runs alternate (in-process, adapter, in-process, …) and the median of ``--repeats`` runs of
 each is compared, so a busy machine slows both alike. Prints steps/s and the ratio
 in-process / adapter (the goal: at most 1.1). Rows for other engines join as their adapters land.
@@ -18,9 +22,19 @@ in-process / adapter (the goal: at most 1.1). Rows for other engines join as the
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import math
+import os
+import re
+import signal
 import statistics
+import subprocess
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 
@@ -74,6 +88,56 @@ ADAPTERS: dict[str, Callable[[str, list[str]], Runner]] = {"TRL": through_trl}
 """Engine name → the runner that drives the env through its adapter."""
 
 
+@contextlib.contextmanager
+def openenv_server(env_id: str, clients: int) -> Iterator[tuple[str, int]]:
+    """``mimesis-gym serve-env env_id`` on a free loopback port in a subprocess; yields its base URL and pid."""
+    command = [sys.executable, "-m", "mimesis_gym.cli", "serve-env", env_id, "--port", "0", "--env-arg", "split=test"]
+    process = subprocess.Popen([*command, "--max-sessions", str(clients)], stderr=subprocess.PIPE, text=True)
+    try:
+        line = process.stderr.readline() if process.stderr else ""
+        match = re.search(r"ws://127\.0\.0\.1:(\d+)", line)
+        if not match:
+            raise RuntimeError(f"serve-env did not start: {line}")
+        yield f"http://127.0.0.1:{match.group(1)}", process.pid
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(30)
+
+
+@contextlib.contextmanager
+def through_openenv(base_url: str, task_ids: list[str], clients: int) -> Iterator[Runner]:
+    """``clients`` OpenEnv sessions, connected once, each playing its share of the steps concurrently."""
+    from mimesis_gym.integrations.openenv import MimesisEnvClient
+
+    loop = asyncio.new_event_loop()
+    sessions = [MimesisEnvClient(base_url) for _ in range(clients)]
+    episodes = [0] * clients
+
+    async def gather(*coroutines: Any) -> None:
+        await asyncio.gather(*coroutines)
+
+    loop.run_until_complete(gather(*(session.connect() for session in sessions)))
+
+    async def play(index: int, steps: int) -> None:
+        client, done = sessions[index], True
+        for i in range(steps):
+            if done:
+                seed = index * 100_000 + episodes[index]
+                await client.reset(task_id=task_ids[seed % len(task_ids)], seed=seed)
+                episodes[index] += 1
+            done = (await client.step(CALLS[i % len(CALLS)])).done
+
+    def run(steps: int) -> None:
+        shares = [steps // clients + (i < steps % clients) for i in range(clients)]
+        loop.run_until_complete(gather(*(play(i, share) for i, share in enumerate(shares))))
+
+    try:
+        yield run
+    finally:
+        loop.run_until_complete(gather(*(session.close() for session in sessions)))
+        loop.close()
+
+
 def steps_per_second(run: Runner, steps: int) -> float:
     start = time.perf_counter()
     run(steps)
@@ -85,6 +149,7 @@ def main() -> None:
     parser.add_argument("--env", default="mimesis/FunctionGym-v0")
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--clients", type=int, default=16, help="OpenEnv clients (sessions) sharing the steps")
     args = parser.parse_args()
 
     task_ids = [task.id for task in gym.make(args.env).unwrapped.task_pack.pool("test")]
@@ -102,6 +167,44 @@ def main() -> None:
         verdict = "ok" if base_rate / rate <= 1.1 else "over the 1.1x goal"
         print(f"{'in-process':<12} {base_rate:>10.0f}")
         print(f"{name:<12} {rate:>10.0f} {base_rate / rate:>17.3f}x  ({verdict})")
+    openenv_row(args, task_ids, baseline)
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (Linux ``/proc``; NaN elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return math.nan
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def openenv_row(args: argparse.Namespace, task_ids: list[str], baseline: Runner) -> None:
+    """The OpenEnv server over loopback with ``--clients`` sessions: total steps/s (goal >= 1,000).
+
+    Also prints the CPU time per step of the server process and of the clients' process, which
+    bound the rate on an idle machine whatever else runs on this one.
+    """
+    with (
+        openenv_server(args.env, args.clients) as (base_url, pid),
+        through_openenv(base_url, task_ids, args.clients) as remote,
+    ):
+        baseline(args.steps), remote(args.steps)  # warm: sessions, packs, connections
+        ours, theirs, server_cpu, client_cpu = [], [], 0.0, 0.0
+        for _ in range(args.repeats):
+            ours.append(steps_per_second(baseline, args.steps))
+            server_start, client_start = process_cpu_s(pid), time.process_time()
+            theirs.append(steps_per_second(remote, args.steps))
+            server_cpu += process_cpu_s(pid) - server_start
+            client_cpu += time.process_time() - client_start
+    base_rate, rate = statistics.median(ours), statistics.median(theirs)
+    verdict = "ok" if rate >= 1000 else "under the 1,000 steps/s goal"
+    per_step = 1e6 / (args.steps * args.repeats)
+    print(f"{'in-process':<12} {base_rate:>10.0f}")
+    print(
+        f"{'OpenEnv':<12} {rate:>10.0f} {base_rate / rate:>17.3f}x  ({args.clients} clients over loopback; {verdict})"
+    )
+    print(f"{'':<12} CPU per step: server {server_cpu * per_step:.0f} us, clients {client_cpu * per_step:.0f} us")
 
 
 if __name__ == "__main__":

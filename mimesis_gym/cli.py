@@ -667,6 +667,67 @@ def _cmd_users_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_serve_env(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    try:
+        from mimesis_gym.integrations.episode import EnvRecipe
+        from mimesis_gym.integrations.openenv_server import serve
+    except ImportError as error:
+        _usage(f"serve-env needs OpenEnv ({error}); install the extra: pip install 'mimesis-gym[openenv]'")
+    env_id = args.env if ":" in args.env or args.env in gym.registry else _env_id(args.env)
+    token = None
+    if args.token_env is not None:
+        token = os.environ.get(args.token_env)
+        if not token:
+            _usage(f"--token-env {args.token_env}: that environment variable is not set or empty")
+    env_kwargs = _parse_assignments(args.env_arg, "--env-arg", scoped=False) if args.env_arg else {}
+    try:
+        recipe = EnvRecipe(
+            env_id=env_id, user=args.user, env_kwargs=env_kwargs, max_episode_steps=args.max_episode_steps
+        )
+        serve(
+            recipe,
+            host=args.host,
+            port=args.port,
+            allow_remote=args.allow_remote,
+            token=token,
+            max_sessions=args.max_sessions,
+            idle_timeout_s=args.idle_timeout or None,
+        )
+    except ValidationError as error:
+        _usage("; ".join(str(item["msg"]).removeprefix("Value error, ") for item in error.errors()))
+    except TypeError as error:  # gym.make with a keyword the env does not take
+        _usage(f"{env_id}: {error}")
+    return 0
+
+
+def _add_serve_env(commands: Any) -> None:
+    serve_env = commands.add_parser(
+        "serve-env", help="serve an env over OpenEnv's HTTP/WebSocket protocol (docs/integrations.md, OpenEnv)"
+    )
+    serve_env.add_argument("env", metavar="ENV_ID", help="env id (or 'module:id', or a short name, e.g. function)")
+    serve_env.add_argument("--user", default="scripted", help="user alias (default: scripted)")
+    serve_env.add_argument("--env-arg", action="append", help="KEY=VALUE passed to gym.make (repeatable)")
+    serve_env.add_argument("--max-episode-steps", type=_int_at_least(1), help="override the registered turn limit")
+    serve_env.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve_env.add_argument("--port", type=_port, default=8000, help="port (default 8000; 0: any free port)")
+    serve_env.add_argument(
+        "--allow-remote", action="store_true", help="allow a non-loopback --host (requires --token-env)"
+    )
+    serve_env.add_argument(
+        "--token-env", metavar="VAR", help="environment variable holding the bearer token every client must send"
+    )
+    serve_env.add_argument("--max-sessions", type=_int_at_least(1), default=64, help="concurrent sessions (default 64)")
+    serve_env.add_argument(
+        "--idle-timeout",
+        type=_float_in(0.0),
+        default=600.0,
+        help="close a session idle this many seconds (default 600; 0: never)",
+    )
+    serve_env.set_defaults(run=_cmd_serve_env)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="mimesis-gym", description="Conversation environments with simulated users (MIMESIS / UserRL)."
@@ -770,6 +831,7 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     view.add_argument("--allow-remote", action="store_true", help="allow a --host that is not a loopback address")
     view.set_defaults(run=_cmd_view)
+    _add_serve_env(commands)
 
     users_report = commands.add_parser(
         "users-report", help="how do user models behave? disclosure, role fidelity, homogeneity (docs/users-report.md)"

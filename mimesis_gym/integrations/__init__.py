@@ -8,4 +8,6 @@ module behind its own extra; importing this package imports none of them:
 
 - ``trl``: Hugging Face TRL's ``GRPOTrainer`` (extra ``trl``): an environment factory, the dataset
   of prompts, the reward function.
+- ``openenv`` and ``openenv_server``: OpenEnv (extra ``openenv``): the env as an OpenEnv
+  environment, its client, and the server of ``mimesis-gym serve-env``.
 """
