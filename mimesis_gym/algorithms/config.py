@@ -25,6 +25,7 @@ __all__ = [
     "CSDConfig",
     "CoachConfig",
     "LossConfig",
+    "ModelConfig",
     "OptimConfig",
     "RolloutConfig",
     "RunConfig",
@@ -36,6 +37,26 @@ __all__ = [
 
 class _Group(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ModelConfig(_Group):
+    """The policy's parameters (docs/algorithms.md, "Precision and memory").
+
+    ``dtype`` is the dtype the parameters are loaded in, and so of their gradients and of AdamW's two
+    states (torch creates them like the parameters); ``run.dtype`` is the separate autocast setting
+    (bf16 compute on a GPU by default). The default keeps fp32 parameters, as the released training
+    code does: with 16-bit parameters most updates at the paper's learning rate round away.
+    """
+
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "float32", description="parameter dtype; auto: bfloat16 on a GPU, float32 on CPU"
+    )
+
+    def resolved_dtype(self, *, cuda: bool) -> str:
+        """The dtype name ``dtype`` means on a machine with (``cuda=True``) or without a GPU."""
+        if self.dtype != "auto":
+            return self.dtype
+        return "bfloat16" if cuda else "float32"
 
 
 class RolloutConfig(_Group):
@@ -230,7 +251,9 @@ class RunConfig(_Group):
     loggers: list[Literal["jsonl", "tensorboard", "wandb"]] = Field(default_factory=lambda: ["jsonl"])
     log_privileged: bool = Field(False, description="write privileged fields into rollout dumps")
     dump_rollouts: bool = Field(False, description="write each step's episodes to rollouts/step_N.jsonl")
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field("auto", description="auto: bf16 GPU, fp32 CPU")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "auto", description="mixed-precision compute (autocast); auto: bf16 on a GPU, none on CPU"
+    )
     progress: bool = Field(True, description="tqdm progress bar on rank 0")
 
 
@@ -264,6 +287,7 @@ ALGORITHMS: dict[str, tuple[str, bool]] = {
 class TrainerConfig(_Group):
     """Everything the trainer reads."""
 
+    model: ModelConfig = Field(default_factory=ModelConfig)
     rollout: RolloutConfig = Field(default_factory=RolloutConfig)
     optim: OptimConfig = Field(default_factory=OptimConfig)
     update: UpdateConfig = Field(default_factory=UpdateConfig)
