@@ -268,10 +268,13 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve_user(args: argparse.Namespace) -> int:
+    from mimesis_gym.agents.registry import RELEASED_AGENTS
+    from mimesis_gym.agents.serve import build_agent_serve_command
     from mimesis_gym.users.serve import build_serve_command, serve_user_main
 
+    released = args.alias.strip().lower() in RELEASED_AGENTS
     try:
-        command = build_serve_command(
+        command = (build_agent_serve_command if released else build_serve_command)(
             args.alias,
             port=args.port,
             host=args.host,
@@ -759,9 +762,12 @@ def build_parser() -> argparse.ArgumentParser:
     play.set_defaults(run=_cmd_play)
 
     serve = commands.add_parser(
-        "serve-user", help="serve a user alias with vLLM's OpenAI server (arguments after -- go to vLLM)"
+        "serve-user",
+        help="serve a user alias or a released agent with vLLM's OpenAI server (arguments after -- go to vLLM)",
     )
-    serve.add_argument("alias", help="e.g. mimesis-9b, ditto-8b, tiny, vllm:<hub-id>, hf:<path>")
+    serve.add_argument(
+        "alias", help="e.g. mimesis-9b, ditto-8b, tiny, vllm:<hub-id>, hf:<path>, or a released agent (csd-agent, …)"
+    )
     serve.add_argument("--port", type=_int_at_least(1), help="default: the port of the alias's base URL, else 8000")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--python", help="interpreter holding vLLM (default: $MIMESIS_VLLM_PYTHON, else this one)")

@@ -8,7 +8,7 @@ import gymnasium as gym
 import pytest
 
 from mimesis_gym.envs.abcd.customers import play_scripted
-from mimesis_gym.envs.abcd.env import BEHAVIOR_PARTS, CONTROL_PARTS, behavior_reward, control_reward
+from mimesis_gym.envs.abcd.env import BEHAVIOR_PARTS, CONTROL_PARTS, behavior_reward, control_reward, judge_facts
 from mimesis_gym.envs.abcd.prompts import CONNECT_MESSAGE, UNAVAILABLE_MESSAGE
 from mimesis_gym.envs.abcd.roles import postprocess_agent_reply
 from mimesis_gym.envs.abcd.tasks import load_original_pack
@@ -76,6 +76,28 @@ def test_llm_judge_string_values_and_true_announced_halve():
     assert parts["rule"] is not None and parts["rule_judge_gap"] == pytest.approx(parts["rule"] - 0.8)
     assert judge.calls[0]["json_keys"] == ("exhibit", "placement", "naturalness", "on_task", "announced")
     assert judge.calls[0]["temperature"] == 0.0 and judge.calls[0]["messages"][0]["role"] == "user"
+
+
+@pytest.mark.parametrize(("condition", "reply"), [("B8", judge_json()), ("control", judge_json())])
+def test_llm_judges_read_the_scenario_facts_the_store_procedure_and_the_behavior_parameters(condition, reply):
+    if condition == "control":
+        reply = json.dumps({"cooperative": 1, "naturalness": 1, "on_task": 1})
+    judge = ScriptedChatModel([reply])
+    env, _, _ = start(condition, judge=judge, turn_budget=1)
+    env.step("hi, i need help with my order")
+    message = judge.calls[0]["messages"][0]["content"]
+    row = demo_row(condition)
+    facts = judge_facts(row, env.unwrapped.catalog)
+    assert facts.field_values  # the demo rows have account and order facts
+    for key, value in facts.field_values.items():
+        assert f"- {key}: {value}" in message
+    assert env.unwrapped.catalog.procedure(row.subflow) in message
+    if condition == "control":
+        assert "parameters of the behavior" not in message
+    else:
+        assert row.kwargs  # B8's rows carry parameters
+        for key, value in row.kwargs.items():
+            assert f"- {key}: {json.dumps(value, ensure_ascii=False, sort_keys=True)}" in message
 
 
 @pytest.mark.parametrize(

@@ -4,11 +4,15 @@ import json
 
 import pytest
 
+from mimesis_gym.agents.registry import RELEASED_AGENTS
 from mimesis_gym.cli import main
 from mimesis_gym.envs import ENV_TABLE
 from mimesis_gym.evaluation.aggregate import (
+    PAPER_DELTAS,
     env_score,
     mean_ranks,
+    paper_deltas,
+    released_alias,
     task_scores,
     weighted_avg,
 )
@@ -74,7 +78,9 @@ def test_report_from_scores_prints_the_worked_example(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "| Base | 6.63 | 19.48 |" in out and "19.53" in out
     assert "## Mean over 2 users" in out and "—" in out and "‡" in out
+    assert "Δ_sim" not in out  # no released agents compared
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["paper_deltas"] == {}
     base = summary["sections"][0]["rows"][0]
     assert abs(base["avg"] - 19.5292) < 1e-4
     assert (tmp_path / "out" / "summary.csv").read_text().splitlines()[0].startswith("user,judge,agent,column,value")
@@ -93,3 +99,57 @@ def test_report_rejects_a_table_without_env_columns(tmp_path, capsys):
     table.write_text("user,agent,travel\nu,a,1\n")
     assert main(["report", "--from-scores", str(table), "--out", str(tmp_path / "o")]) == 2
     assert "missing columns" in capsys.readouterr().err
+
+
+def test_paper_deltas_compare_released_agents_by_alias_or_label():
+    assert {alias for pair in PAPER_DELTAS.values() for alias in pair} <= set(RELEASED_AGENTS)
+    assert released_alias("CSD-Agent") == "csd-agent" and released_alias("mine", "CSD") == "csd-agent"
+    assert released_alias("mine", "GRPO w. MIMESIS-9B (UserRL+)") == "userrl-plus-agent"
+    assert released_alias("mine", "something else") is None and released_alias("base") is None
+    avgs = {"userrl-agent": 26.10, "userrl-plus-agent": 29.54, "csd-agent": 31.09}
+    assert paper_deltas(avgs) == pytest.approx({"Δ_sim": 29.54 - 26.10, "Δ_CSD": 31.09 - 29.54})
+    assert paper_deltas({"userrl-agent": 1.0, "userrl-plus-agent": None}) == {"Δ_sim": None}
+    assert paper_deltas({"csd-agent": 1.0, "base-agent": 2.0}) == {}
+
+
+def test_report_adds_the_avg_per_user_table_with_both_deltas(tmp_path, capsys):
+    rows = {
+        ("Ditto-8B", "userrl-agent", ""): [6.63, 19.48, 0.00, 3.03, 50.40, 183.75, 46.34, 30.40],
+        ("Ditto-8B", "userrl-plus-agent", ""): [7.00, 20.00, 1.00, 3.00, 50.00, 180.00, 40.00, 31.00],
+        ("Ditto-8B", "my-csd", "CSD"): [8.00, 22.00, 2.00, 4.00, 52.00, 185.00, 48.00, 33.00],
+        ("MIMESIS-9B", "userrl-agent", ""): [5.00, 10.00, 0.00, 3.00, 40.00, 150.00, 40.00, 30.00],
+        ("MIMESIS-9B", "userrl-plus-agent", ""): [6.00, 12.00, 0.00, 4.00, 44.00, 160.00, 42.00, 30.00],
+    }
+    table = tmp_path / "scores.csv"
+    lines = ["user,agent,label," + ",".join(DITTO_BASE)]
+    lines += [",".join([*key, *(f"{v:.2f}" for v in values)]) for key, values in rows.items()]
+    table.write_text("\n".join(lines) + "\n")
+    assert main(["report", "--from-scores", str(table), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+
+    def avg(key):
+        return weighted_avg(dict(zip(DITTO_BASE, rows[key], strict=True)), UPSTREAM_TEST_COUNTS)[0]
+
+    ditto = {a: avg(("Ditto-8B", a, "")) for a in ("userrl-agent", "userrl-plus-agent")}
+    ditto["csd-agent"] = avg(("Ditto-8B", "my-csd", "CSD"))
+    mimesis = {a: avg(("MIMESIS-9B", a, "")) for a in ("userrl-agent", "userrl-plus-agent")}
+    sim = [ditto["userrl-plus-agent"] - ditto["userrl-agent"], mimesis["userrl-plus-agent"] - mimesis["userrl-agent"]]
+    csd = ditto["csd-agent"] - ditto["userrl-plus-agent"]
+    assert "| User | GRPO w. GPT-5.5 (UserRL) | GRPO w. MIMESIS-9B (UserRL+) | CSD | Δ_sim | Δ_CSD |" in out
+    assert (
+        f"| Ditto-8B | {ditto['userrl-agent']:.2f} | {ditto['userrl-plus-agent']:.2f} | {ditto['csd-agent']:.2f} "
+        f"| {sim[0]:+.2f} | {csd:+.2f} |"
+    ) in out
+    assert (
+        f"| MIMESIS-9B | {mimesis['userrl-agent']:.2f} | {mimesis['userrl-plus-agent']:.2f} | — | {sim[1]:+.2f} | — |"
+        in out
+    )
+    mean_row = next(line for line in out.splitlines() if line.startswith("| Mean over 2 users | ") and "Δ" not in line)
+    assert mean_row.endswith(f"| {(sim[0] + sim[1]) / 2:+.2f} | {csd:+.2f} |")  # deltas paired within a user
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    deltas = summary["paper_deltas"]
+    assert deltas["agents"] == ["userrl-agent", "userrl-plus-agent", "csd-agent"]
+    assert deltas["by_user"]["Ditto-8B"]["Δ_CSD"] == pytest.approx(csd)
+    assert deltas["mean"]["Δ_sim"] == pytest.approx(sum(sim) / 2)
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "<th>Δ_sim</th><th>Δ_CSD</th>" in html

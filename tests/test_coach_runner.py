@@ -51,11 +51,24 @@ def test_pairing_answered_and_reaction():
     assert (answered.thought, reaction.thought) == ("z1", "z2")
     assert answered.next_utterance == reaction.next_utterance == "u2"
     assert build_request(episode(), 1, pairing="answered").thought == "z0"
-    assert build_request(episode(opening_thought=None), 1).thought == NOT_AVAILABLE
+    assert build_request(episode(opening_thought=None), 1, pairing="answered").thought == NOT_AVAILABLE
+
+
+def test_the_default_request_is_the_papers_coach():
+    """H_t, y_t, the user's private reaction z_t to y_t, and the next utterance (corrective + reaction)."""
+    request = build_request(episode(tool_call=True), 2)
+    assert request.style == "corrective" and request.thought == "z2" and request.next_utterance == "u2"
+    assert request.action.startswith("ask 2\n[tool_call] interact_with_env(")
+    assert request.history.endswith("[user] u1\nReward: 0.0")
+    user = render_request(request)[1]["content"]
+    assert "The user's private thought (private material): z2" in user
+    assert "The assistant's message at this turn:\nask 2\n[tool_call]" in user
+    release = build_request(episode(), 2, style="prospective", pairing="answered")
+    assert (release.thought, release.action) == ("z1", None)
 
 
 def test_history_is_public_and_before_the_turn():
-    request = build_request(episode(), 3)
+    request = build_request(episode(), 3, style="prospective")
     assert request.history == "[user] I need a hotel.\n[assistant] [action] ask 1\n[user] u1\nReward: 0.0\n" + (
         "[assistant] [action] ask 2\n[user] u2\nReward: 0.0"
     )
@@ -73,7 +86,9 @@ def test_ablation_blanks_the_thought_and_withholds_the_next_utterance():
 
 
 def test_golden_prompt_text():
-    request = CoachRequest(env_id="E", turn=2, history="[user] hi", thought="T", next_utterance="U")
+    request = CoachRequest(
+        env_id="E", turn=2, history="[user] hi", thought="T", next_utterance="U", style="prospective"
+    )
     system, user = render_request(request)
     assert system == {"role": "system", "content": COACH_SYSTEM_PROMPTS["prospective"]}
     assert COACH_SYSTEM_PROMPTS["prospective"] == (
@@ -100,9 +115,9 @@ def test_golden_prompt_text():
 
 def test_turn_selection_prefers_turns_with_thoughts_and_skips_envs():
     item = episode(thoughts=(None, "z2", None), opening_thought=None)
-    assert select_turns(item, CSDConfig(max_coached_turns=1)) == [3]  # answered: turn 3 sees z2
-    assert select_turns(item, CSDConfig(max_coached_turns=1, pairing="reaction")) == [2]
-    assert select_turns(item, CSDConfig(max_coached_turns=2)) == [1, 3]
+    assert select_turns(item, CSDConfig(max_coached_turns=1, pairing="answered")) == [3]  # turn 3 sees z2
+    assert select_turns(item, CSDConfig(max_coached_turns=1)) == [2]  # reaction (default): turn 2 sees z2
+    assert select_turns(item, CSDConfig(max_coached_turns=2, pairing="answered")) == [1, 3]
     assert select_turns(episode(), CSDConfig(skip_envs=["TravelGym"])) == []
 
 
@@ -132,7 +147,8 @@ def test_chat_coach_calls_the_model_with_its_budget_and_counts_failures():
     stats = coach_episodes([item], ChatCoach(model), config, seed=5)
     assert item.notes == {1: "Ask which dates work."} and stats.failed == 1
     assert model.calls[0]["max_tokens"] == 300 and model.calls[0]["seed"] == 5
-    assert model.calls[0]["messages"][0]["content"] == COACH_SYSTEM_PROMPTS["prospective"]
+    assert model.calls[0]["messages"][0]["content"] == COACH_SYSTEM_PROMPTS["corrective"]
+    assert "The assistant's message at this turn:\nask 1" in model.calls[0]["messages"][1]["content"]
 
 
 def test_async_scripted_coaches_work_too():

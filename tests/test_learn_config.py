@@ -20,7 +20,8 @@ def test_library_defaults_are_the_paper_preset():
         1152, 8192, 16,
     )  # fmt: skip
     assert (config.optim.lr, config.optim.weight_decay, config.optim.grad_clip) == (1e-6, 0.01, 1.0)
-    assert (config.csd.alpha, config.csd.beta, config.csd.pairing, config.csd.placebo) == (0.01, 5.0, "answered", False)
+    assert (config.csd.alpha, config.csd.beta, config.csd.placebo) == (0.01, 5.0, False)
+    assert (config.csd.coach.style, config.csd.pairing) == ("corrective", "reaction")  # the paper's coach
     assert config.update.micro_batch_tokens == 9344 and config.advantage.gamma == 0.8
     assert config.advantage.estimator_options()["turn_credit"] == "r2g"
     assert config.rollout.reward_profile == "train" and not config.csd.enabled
@@ -30,6 +31,10 @@ def test_presets():
     release = TrainerConfig.preset("mimesis-release")
     assert (release.loss.clip_high, release.loss.dual_clip, release.loss.token_mean_scope) == (0.2, 3.0, "microbatch")
     assert release.csd.placebo and release.csd.skip_envs == ["TauGym", "FunctionGym"]
+    assert (release.csd.coach.style, release.csd.pairing) == ("prospective", "answered")
+    coach = TrainerConfig.preset("csd-release-coach")
+    assert (coach.csd.coach.style, coach.csd.pairing) == ("prospective", "answered")
+    assert coach.model_copy(update={"csd": TrainerConfig().csd}) == TrainerConfig()  # nothing else changes
     assert release.rollout.end_on_invalid_action and release.run.total_epochs == 5
     userrl = TrainerConfig.preset("userrl")
     assert userrl.advantage.estimator_options() == {

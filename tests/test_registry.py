@@ -1,5 +1,6 @@
 """user= / judge= resolution and the alias registry (docs/users.md, "Aliases")."""
 
+import asyncio
 import pickle
 import sys
 import textwrap
@@ -47,7 +48,7 @@ def test_scripted_and_human_aliases_case_insensitively():
 
 
 def test_every_builtin_alias_of_the_table_exists():
-    assert set(BUILTIN_ALIASES) == {"mimesis-9b", "mimesis-4b", "gpt-5.5", *EVALUATION_USERS}
+    assert set(BUILTIN_ALIASES) == {"mimesis-9b", "mimesis-4b", "gpt-5.5", "deepseek-v4.1-flash", *EVALUATION_USERS}
 
 
 @pytest.mark.parametrize(
@@ -106,13 +107,56 @@ def test_alias_variables_override_the_defaults(monkeypatch):
     assert (endpoint.base_url, endpoint.model, endpoint.extra_body) == (
         "https://proxy.example/v1",
         "claude-opus-5-20260101",
-        {"top_p": 0.9},
+        {"thinking": {"type": "adaptive"}, "top_p": 0.9},  # the alias's reasoning setting stays
     )
     assert endpoint.api_key_env == ["MIMESIS_USER_CLAUDE_OPUS_5_API_KEY"]
     assert resolve_user("ditto-8b").serve.model == "someone/Ditto-8B"
     monkeypatch.setenv(alias_variable("claude-opus-5", "EXTRA_BODY"), "{not json")
     with pytest.raises(ValueError, match="MIMESIS_USER_CLAUDE_OPUS_5_EXTRA_BODY is not valid JSON"):
         resolve_user("claude-opus-5")
+
+
+@pytest.mark.parametrize(
+    ("alias", "reasoning"),
+    [
+        ("gpt-5.5", {"reasoning_effort": "medium"}),
+        ("gpt-5.6", {"reasoning_effort": "medium"}),
+        ("gemini-3.8-flash", {"reasoning_effort": "medium"}),
+        ("claude-opus-5", {"thinking": {"type": "adaptive"}}),
+        ("claude-sonnet-5", {"thinking": {"type": "adaptive"}}),
+        ("kimi-k3", {}),
+        ("mimesis-9b", {}),
+    ],
+)
+def test_hosted_users_ask_for_the_papers_reasoning_setting(monkeypatch, alias, reasoning):
+    monkeypatch.setenv(alias_variable(alias, "BASE_URL"), "https://gateway.example/v1")
+    assert resolve_user(alias).endpoint.extra_body == reasoning
+
+
+def test_the_reasoning_setting_reaches_the_request_and_can_be_overridden_or_removed(monkeypatch, fault_server):
+    monkeypatch.setenv(alias_variable("gpt-5.5", "BASE_URL"), fault_server.base_url)
+    monkeypatch.setenv(alias_variable("gpt-5.5", "API_KEY"), "k")
+    messages = [{"role": "user", "content": "hi"}]
+
+    def body() -> dict:
+        model = make_chat_model("gpt-5.5")
+        asyncio.run(model.chat(messages, max_tokens=8, temperature=0.0, seed=1))
+        return fault_server.requests[-1]["body"]
+
+    assert body()["reasoning_effort"] == "medium"
+    monkeypatch.setenv(alias_variable("gpt-5.5", "EXTRA_BODY"), '{"reasoning_effort": "high"}')
+    assert body()["reasoning_effort"] == "high"
+    monkeypatch.setenv(alias_variable("gpt-5.5", "EXTRA_BODY"), '{"reasoning_effort": null}')
+    assert "reasoning_effort" not in body()
+
+
+def test_deepseek_training_user_alias_and_its_variables(monkeypatch):
+    with pytest.raises(ValueError, match="set MIMESIS_USER_DEEPSEEK_V4_1_FLASH_BASE_URL"):
+        resolve_user("deepseek-v4.1-flash")
+    monkeypatch.setenv("MIMESIS_USER_DEEPSEEK_V4_1_FLASH_BASE_URL", "https://api.deepseek.example/v1")
+    spec = resolve_user("deepseek-v4.1-flash")
+    assert (spec.label, spec.endpoint.model) == ("DeepSeek-V4.1-Flash", "deepseek-v4.1-flash")
+    assert spec.endpoint.api_key_env == ["MIMESIS_USER_DEEPSEEK_V4_1_FLASH_API_KEY"]
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,8 @@
 
 import pytest
 
+from mimesis_gym.agents.registry import RELEASED_AGENTS, released_agent_endpoint
+from mimesis_gym.agents.serve import agent_base_url_variable, build_agent_serve_command
 from mimesis_gym.cli import main
 from mimesis_gym.users.serve import build_serve_command
 
@@ -116,3 +118,39 @@ def test_tiny_is_served_in_float32_on_cpus_without_bf16(monkeypatch, tmp_path, h
     argv = build_serve_command("tiny", python="python", passthrough=passthrough).argv
     dtype = [argv[i : i + 2] for i, arg in enumerate(argv) if arg == "--dtype"]
     assert dtype == ([expected] if expected else [])
+
+
+@pytest.mark.parametrize("alias", sorted(RELEASED_AGENTS))
+def test_released_agents_are_served_where_the_agent_client_looks_with_tool_calls_on(monkeypatch, alias):
+    monkeypatch.delenv(agent_base_url_variable(alias), raising=False)
+    command = build_agent_serve_command(alias.upper(), python="python")
+    assert command.shell() == (
+        f"python -m vllm.entrypoints.openai.api_server --model {RELEASED_AGENTS[alias][0]} "
+        f"--served-model-name {alias} --host 127.0.0.1 --port 8100 --generation-config vllm --seed 0 "
+        "--enable-auto-tool-choice --tool-call-parser hermes"
+    )
+    endpoint, _ = released_agent_endpoint(alias)
+    assert (command.base_url, command.served_model_name) == (endpoint.base_url, endpoint.model)
+    assert command.base_url_variable == f"MIMESIS_AGENT_{alias.upper().replace('-', '_')}_BASE_URL"
+
+
+def test_a_released_agent_takes_the_port_of_its_variable_and_the_usual_options(monkeypatch):
+    monkeypatch.setenv("MIMESIS_AGENT_CSD_AGENT_BASE_URL", "http://127.0.0.1:8107/v1")
+    command = build_agent_serve_command("csd-agent", python="python", tensor_parallel=2, passthrough=["--x"])
+    assert command.port == 8107 and command.base_url == released_agent_endpoint("csd-agent")[0].base_url
+    assert command.argv[-3:] == ["--tensor-parallel-size", "2", "--x"]
+    assert build_agent_serve_command("csd-agent", port=9000).port == 9000
+    with pytest.raises(ValueError, match="'mimesis-9b' is not a released agent; known: base-agent"):
+        build_agent_serve_command("mimesis-9b")
+    with pytest.raises(ValueError, match="requires --api-key-env"):
+        build_agent_serve_command("csd-agent", host="0.0.0.0")
+
+
+def test_serve_user_serves_a_released_agent_from_the_cli(monkeypatch, capsys):
+    monkeypatch.delenv("MIMESIS_AGENT_CSD_AGENT_BASE_URL", raising=False)
+    assert main(["serve-user", "csd-agent", "--print", "--python", "python"]) == 0
+    out = capsys.readouterr().out.strip()
+    assert out.startswith("python -m vllm.entrypoints.openai.api_server --model phanviethoang1512/Qwen3-8B-CSD-Agent")
+    assert out.endswith(
+        "--port 8100 --generation-config vllm --seed 0 --enable-auto-tool-choice --tool-call-parser hermes"
+    )

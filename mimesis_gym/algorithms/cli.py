@@ -10,6 +10,9 @@ The file (JSON, YAML or TOML) holds the job and the trainer configuration side b
     run: {total_steps: 30, output_dir: runs/keyword}
 
 ``--set`` assigns job keys (``algorithm=csd``) or dotted config keys (``run.total_steps=2``).
+``--dry-run`` resolves and checks the job, prints the plan and the per-GPU memory estimate
+(:mod:`~mimesis_gym.algorithms.memory`; ``--accelerate-config FILE`` for the process layout) and
+exits without loading weights or training.
 
 User errors — a missing or unreadable file, bad JSON/YAML/TOML, an invalid config value, an unknown
 algorithm, an env id gymnasium does not know, a policy factory that cannot be imported — print one
@@ -28,7 +31,7 @@ from typing import Any
 
 from mimesis_gym.algorithms.config import TrainerConfig, parse_assignment, read_config_file
 
-__all__ = ["JOB_KEYS", "build_job", "check_env_ids", "check_job", "one_line", "train_main"]
+__all__ = ["JOB_KEYS", "build_job", "check_env_ids", "check_job", "dry_run_plan", "one_line", "train_main"]
 
 JOB_KEYS = ("envs", "policy", "user", "judge", "algorithm", "eval_envs")
 
@@ -121,6 +124,45 @@ def build_job(path: str | Path, assignments: Sequence[str] = ()) -> tuple[dict[s
     return job, config
 
 
+def dry_run_plan(job: dict[str, Any], config: TrainerConfig, layout: Any = None) -> list[str]:
+    """The lines ``--dry-run`` prints: the job, the resolved settings and the per-GPU memory estimate."""
+    from mimesis_gym.algorithms.learners import select_learners
+    from mimesis_gym.algorithms.memory import Layout, compute_dtype, estimate_memory, model_shape
+
+    resolved, learners = select_learners(config, job.get("algorithm"))
+    rollout, update, csd = resolved.rollout, resolved.update, resolved.csd
+    envs = [item if isinstance(item, str) else item[0] for item in _envs(job["envs"]) or []]
+    lines = [
+        f"envs: {', '.join(envs)}",
+        f"policy: {job.get('policy', 'tiny')}    user: {job.get('user', 'scripted')}",
+        f"algorithm: {job.get('algorithm') or 'from the config'} (estimator {resolved.advantage.estimator}, "
+        f"learners: {', '.join(learner.name for learner in learners) or 'none'})",
+        f"rollouts: G {rollout.group_size} x {rollout.prompts_per_batch} prompts, {rollout.max_turns} turns, "
+        f"prompt {rollout.max_prompt_tokens:,} / response {rollout.max_response_tokens:,} tokens, "
+        f"engine {rollout.engine}",
+        f"updates: mini-batch {update.mini_batch_prompts} prompts, micro-batch {update.micro_batch_tokens:,} tokens, "
+        f"lr {resolved.optim.lr:g}, clip {resolved.loss.clip_low}/{resolved.loss.clip_high}, "
+        f"dual clip {resolved.loss.dual_clip}",
+        f"length: {resolved.run.total_epochs} epochs" if resolved.run.total_epochs else "",
+        f"length: {resolved.run.total_steps} steps" if not resolved.run.total_epochs else "",
+        f"precision on GPUs: parameters {resolved.model.resolved_dtype(cuda=True)} "
+        f"(model.dtype={resolved.model.dtype}), "
+        f"compute {compute_dtype(resolved)} (run.dtype={resolved.run.dtype})",
+    ]
+    if csd.enabled:
+        lines.append(f"csd: alpha {csd.alpha}, beta {csd.beta}, coach {csd.coach.style}, pairing {csd.pairing}")
+    lines = [line for line in lines if line]
+    policy = job.get("policy", "tiny")
+    if isinstance(policy, str) and policy.startswith("factory:"):
+        return [*lines, "memory per GPU: unknown (a factory policy is only known once it is built)"]
+    try:
+        shape = model_shape(policy)
+    except ValueError as error:
+        return [*lines, f"memory per GPU: unknown ({error})"]
+    lines.append(f"model: {shape.parameters:,} parameters, {shape.layers} layers, hidden {shape.hidden:,}")
+    return [*lines, *estimate_memory(resolved, shape, layout or Layout()).lines()]
+
+
 def train_main(argv: list[str]) -> int:
     """Entry point of ``mimesis-gym train``; returns the process exit status."""
     parser = argparse.ArgumentParser(prog="mimesis-gym train", description="Train an agent (docs/algorithms.md).")
@@ -128,10 +170,24 @@ def train_main(argv: list[str]) -> int:
     parser.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="override a job key or a dotted config key"
     )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="check the job, print the plan and per-GPU memory, train nothing"
+    )
+    parser.add_argument(
+        "--accelerate-config", metavar="FILE", help="with --dry-run: the accelerate config the run will launch with"
+    )
     args = parser.parse_args(argv)
     try:
+        if args.accelerate_config and not args.dry_run:
+            raise ValueError("--accelerate-config is read by --dry-run only (pass it to `accelerate launch`)")
         job, config = build_job(args.config, args.set)
         check_job(job, config)
+        if args.dry_run:
+            from mimesis_gym.algorithms.memory import read_layout
+
+            layout = read_layout(args.accelerate_config) if args.accelerate_config else None
+            print("\n".join(dry_run_plan(job, config, layout)))
+            return 0
     except (OSError, ValueError) as error:
         print(f"mimesis-gym train: {one_line(error)}", file=sys.stderr)
         return 2

@@ -86,7 +86,7 @@ class CoachRequest:
     history: str
     thought: str
     next_utterance: str
-    style: Style = "prospective"
+    style: Style = "corrective"
     action: str | None = None
     """``y_t`` as public text plus ``[tool_call] name(args)`` lines (corrective style only)."""
 
@@ -125,11 +125,16 @@ def build_request(
     episode: Episode,
     turn_index: int,
     *,
-    style: Style = "prospective",
-    pairing: Literal["answered", "reaction"] = "answered",
+    style: Style = "corrective",
+    pairing: Literal["answered", "reaction"] = "reaction",
     ablate_privileged: bool = False,
 ) -> CoachRequest:
-    """The request for turn ``turn_index`` (1-based) of ``episode``."""
+    """The request for turn ``turn_index`` (1-based) of ``episode``.
+
+    The defaults are the paper's coach (as :class:`~mimesis_gym.algorithms.config.CSDConfig`'s): it sees the
+    history ``H_t``, the agent's message ``y_t``, the user's private reaction ``z_t`` to it and the user's next
+    utterance. ``pairing="answered"`` gives the thought behind the message ``y_t`` answers instead (the release).
+    """
     turn = episode.turns[turn_index - 1]
     before = episode.messages[: _opening_count(episode) + 2 * (turn_index - 1)]
     if pairing == "answered":

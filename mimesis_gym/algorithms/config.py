@@ -1,7 +1,9 @@
 """Trainer configuration (docs/algorithms.md, "Defaults and presets"): one pydantic model per concern, and the presets.
 
-``TrainerConfig.preset(name)`` gives ``"paper"`` (the library defaults), ``"mimesis-release"``,
-``"userrl"``, ``"infopo-official"``, ``"mimesis-simulator"`` and ``"cpu-tiny"``.
+``TrainerConfig.preset(name)`` gives ``"paper"`` (the library defaults: the paper's settings where it
+states them), ``"mimesis-release"`` (the released training code's settings, its CSD coach included),
+``"csd-release-coach"`` (only the release's coach on top of the paper's settings), ``"userrl"``,
+``"infopo-official"``, ``"mimesis-simulator"`` and ``"cpu-tiny"``.
 ``TrainerConfig.load(source)`` accepts a config, a dict, or a JSON / YAML / TOML file; ``--set``
 style overrides (``"loss.clip_high=0.2"``) go through :meth:`TrainerConfig.with_overrides`.
 """
@@ -23,6 +25,7 @@ __all__ = [
     "CSDConfig",
     "CoachConfig",
     "LossConfig",
+    "ModelConfig",
     "OptimConfig",
     "RolloutConfig",
     "RunConfig",
@@ -34,6 +37,26 @@ __all__ = [
 
 class _Group(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ModelConfig(_Group):
+    """The policy's parameters (docs/algorithms.md, "Precision and memory").
+
+    ``dtype`` is the dtype the parameters are loaded in, and so of their gradients and of AdamW's two
+    states (torch creates them like the parameters); ``run.dtype`` is the separate autocast setting
+    (bf16 compute on a GPU by default). The default keeps fp32 parameters, as the released training
+    code does: with 16-bit parameters most updates at the paper's learning rate round away.
+    """
+
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "float32", description="parameter dtype; auto: bfloat16 on a GPU, float32 on CPU"
+    )
+
+    def resolved_dtype(self, *, cuda: bool) -> str:
+        """The dtype name ``dtype`` means on a machine with (``cuda=True``) or without a GPU."""
+        if self.dtype != "auto":
+            return self.dtype
+        return "bfloat16" if cuda else "float32"
 
 
 class RolloutConfig(_Group):
@@ -175,7 +198,9 @@ class CoachConfig(_Group):
     callable: str | Callable[..., Any] | None = Field(
         None, description="'module:function' (or the callable) for kind='scripted'"
     )
-    style: Literal["prospective", "corrective"] = Field("prospective", description="briefing before y_t, or critique")
+    style: Literal["prospective", "corrective"] = Field(
+        "corrective", description="corrective: critique of y_t (paper); prospective: briefing before y_t (release)"
+    )
     max_tokens: int = Field(300, ge=1, description="coach reply budget")
     temperature: float = Field(1.0, ge=0.0, description="coach sampling temperature")
     max_note_chars: int = Field(600, ge=1, description="notes are cut to this length")
@@ -196,7 +221,9 @@ class CSDConfig(_Group):
     alpha: float = Field(0.01, ge=0.0, description="α (0: the GRPO control, no CSD work)")
     beta: float = Field(5.0, ge=0.0, description="gate sharpness β")
     estimator: Literal["gated", "reinforce"] = Field("gated", description="σ(βΔ)·ℓ, or sg(Δ)·ℓ")
-    pairing: Literal["answered", "reaction"] = Field("answered", description="which user thought the coach sees")
+    pairing: Literal["answered", "reaction"] = Field(
+        "reaction", description="which user thought the coach sees: reaction z_t to y_t (paper), or answered z_{t-1}"
+    )
     placebo: bool = Field(False, description="contrast with a note of another rollout (ring of 256)")
     placebo_pool: int = Field(256, ge=1, description="placebo ring size")
     placebo_min: int = Field(8, ge=1, description="notes held before the placebo turns on")
@@ -224,7 +251,9 @@ class RunConfig(_Group):
     loggers: list[Literal["jsonl", "tensorboard", "wandb"]] = Field(default_factory=lambda: ["jsonl"])
     log_privileged: bool = Field(False, description="write privileged fields into rollout dumps")
     dump_rollouts: bool = Field(False, description="write each step's episodes to rollouts/step_N.jsonl")
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field("auto", description="auto: bf16 GPU, fp32 CPU")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "auto", description="mixed-precision compute (autocast); auto: bf16 on a GPU, none on CPU"
+    )
     progress: bool = Field(True, description="tqdm progress bar on rank 0")
 
 
@@ -258,6 +287,7 @@ ALGORITHMS: dict[str, tuple[str, bool]] = {
 class TrainerConfig(_Group):
     """Everything the trainer reads."""
 
+    model: ModelConfig = Field(default_factory=ModelConfig)
     rollout: RolloutConfig = Field(default_factory=RolloutConfig)
     optim: OptimConfig = Field(default_factory=OptimConfig)
     update: UpdateConfig = Field(default_factory=UpdateConfig)
@@ -390,6 +420,8 @@ def _yaml_problem(error: Exception) -> str:
 
 
 _RELEASE_CLIP = {"clip_low": 0.2, "clip_high": 0.2, "dual_clip": 3.0}
+_RELEASE_COACH = {"pairing": "answered", "coach": {"style": "prospective"}}
+"""The released code's coach: a briefing before ``y_t`` (not seeing it) and the thought behind the answered message."""
 
 PRESETS: dict[str, dict[str, Any]] = {
     "paper": {},
@@ -397,8 +429,9 @@ PRESETS: dict[str, dict[str, Any]] = {
         "loss": {**_RELEASE_CLIP, "token_mean_scope": "microbatch"},
         "run": {"total_epochs": 5},
         "rollout": {"end_on_invalid_action": True},
-        "csd": {"placebo": True, "skip_envs": ["TauGym", "FunctionGym"]},
+        "csd": {**_RELEASE_COACH, "placebo": True, "skip_envs": ["TauGym", "FunctionGym"]},
     },
+    "csd-release-coach": {"csd": dict(_RELEASE_COACH)},
     "userrl": {
         "advantage": {"turn_credit": "equalized", "trajectory_score": "mean"},
         "rollout": {"prompts_per_batch": 128},

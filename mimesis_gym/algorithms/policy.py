@@ -17,39 +17,81 @@ import torch
 from mimesis_gym.algorithms.batching import collate
 from mimesis_gym.algorithms.logprobs import PolicyScorer
 
-__all__ = ["DropoutError", "check_no_dropout", "frozen_reference", "load_policy", "packing_supported"]
+__all__ = [
+    "DropoutError",
+    "check_no_dropout",
+    "frozen_reference",
+    "load_policy",
+    "packing_supported",
+    "policy_path",
+    "update_precision_problem",
+]
+
+TYPICAL_WEIGHT = 0.02
+"""A typical magnitude of a transformer weight (the usual initialisation std) for the precision check."""
 
 
 class DropoutError(ValueError):
     """CSD and InfoPO compare forwards of the same weights: every dropout probability must be 0."""
 
 
-def load_policy(policy: Any) -> tuple[Any, Any]:
+def policy_path(policy: Any) -> str:
+    """The checkpoint path or hub id of a ``"tiny"``, ``"hf:<path>"`` or path policy (``ValueError`` otherwise)."""
+    if policy == "tiny":
+        from mimesis_gym.core.tiny import ensure_tiny_model
+
+        return str(ensure_tiny_model())
+    if isinstance(policy, str) and policy.startswith("hf:"):
+        return policy[3:]
+    if isinstance(policy, (str, Path)):
+        return str(policy)
+    raise ValueError(f"policy must be 'tiny', 'hf:<path>', a path or a (model, tokenizer) pair; got {policy!r}")
+
+
+def load_policy(policy: Any, dtype: str = "float32") -> tuple[Any, Any]:
     """``(model, tokenizer)`` for ``"tiny"``, ``"hf:<path>"``, a path, or a ``(model, tokenizer)`` pair.
 
-    Weights are loaded in fp32 (mixed precision does the bf16 compute on GPU); ``"tiny"`` is
-    always the converted safetensors cache, never the GGUF-loaded object.
+    The parameters are in ``dtype`` (a torch dtype name, ``model.dtype`` resolved): checkpoints are
+    loaded in it, and a given model with floating-point parameters of another dtype is cast to it.
+    ``"tiny"`` is always the converted safetensors cache, never the GGUF-loaded object.
     """
+    torch_dtype = getattr(torch, dtype, None)
+    if not isinstance(torch_dtype, torch.dtype) or not torch_dtype.is_floating_point:
+        raise ValueError(
+            f"model.dtype must name a floating-point torch dtype (float32, bfloat16, float16); got {dtype!r}"
+        )
     if isinstance(policy, (tuple, list)) and len(policy) == 2:
         model, tokenizer = policy
     else:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        if policy == "tiny":
-            from mimesis_gym.core.tiny import ensure_tiny_model
-
-            path = str(ensure_tiny_model())
-        elif isinstance(policy, str) and policy.startswith("hf:"):
-            path = policy[3:]
-        elif isinstance(policy, (str, Path)):
-            path = str(policy)
-        else:
-            raise ValueError(f"policy must be 'tiny', 'hf:<path>', a path or a (model, tokenizer) pair; got {policy!r}")
+        path = policy_path(policy)
         tokenizer = AutoTokenizer.from_pretrained(path)
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype)
+    if any(p.is_floating_point() and p.dtype != torch_dtype for p in model.parameters()):
+        model.to(torch_dtype)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     return model, tokenizer
+
+
+def update_precision_problem(dtype: str, lr: float) -> str | None:
+    """Why AdamW at ``lr`` mostly cannot move ``dtype`` parameters, or ``None`` when it can.
+
+    AdamW moves a weight by about ``lr`` per step; a weight of magnitude ``TYPICAL_WEIGHT`` stored
+    in ``dtype`` only changes when the move is at least half its spacing, ``TYPICAL_WEIGHT · eps / 2``.
+    """
+    torch_dtype = getattr(torch, dtype)
+    if torch_dtype == torch.float32 or torch_dtype == torch.float64:
+        return None
+    smallest = TYPICAL_WEIGHT * torch.finfo(torch_dtype).eps / 2
+    if lr >= smallest:
+        return None
+    return (
+        f"model.dtype={dtype} with optim.lr={lr:g}: a {dtype} weight of magnitude {TYPICAL_WEIGHT} only "
+        f"changes by steps of at least {smallest:.2g}, so most AdamW updates round away; use model.dtype=float32 "
+        "(fp32 parameters, bf16 compute through run.dtype) or a larger learning rate"
+    )
 
 
 def check_no_dropout(model: Any, reason: str = "CSD and InfoPO compare forwards of the same weights") -> None:

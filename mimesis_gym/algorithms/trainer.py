@@ -29,6 +29,7 @@ import logging
 import math
 import shutil
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +52,7 @@ from mimesis_gym.algorithms.policy import (
     frozen_reference,
     load_policy,
     packing_supported,
+    update_precision_problem,
 )
 from mimesis_gym.algorithms.records import Episode
 from mimesis_gym.algorithms.render import ChatRenderer
@@ -151,7 +153,11 @@ class Trainer:
         set_seed(cfg.run.seed)
         self.output_dir = Path(cfg.run.output_dir)
 
-        model, tokenizer = load_policy(policy)
+        dtype = cfg.model.resolved_dtype(cuda=accelerator.device.type == "cuda")
+        problem = update_precision_problem(dtype, cfg.optim.lr)
+        if problem and self.rank == 0:
+            warnings.warn(problem, stacklevel=2)
+        model, tokenizer = load_policy(policy, dtype)
         comparing = [learner.name for learner in learner_classes if learner.compares_forwards]
         if comparing:
             check_no_dropout(model, f"learners {', '.join(comparing)} compare forwards of the same weights")

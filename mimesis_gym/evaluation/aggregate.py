@@ -6,6 +6,8 @@ values are reported ×100. **Avg** weights each env by its *planned* task count;
 compared agents within each env column on the displayed values (two decimals), ties taking the
 average of the ranks they span. The paper's columns and their order come from the env table
 (``mimesis_gym.envs.ENV_TABLE``), as do the upstream task counts (``ENV_TABLE.avg_weights()``).
+**Δ_sim** and **Δ_CSD** are the paper's two differences of Avg between released agents
+(:data:`PAPER_DELTAS`, :func:`paper_deltas`).
 """
 
 from __future__ import annotations
@@ -13,9 +15,26 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
+from mimesis_gym.agents.registry import RELEASED_AGENTS
 from mimesis_gym.envs import ENV_TABLE
 
-__all__ = ["display", "env_score", "mean_ranks", "task_scores", "weighted_avg"]
+__all__ = [
+    "PAPER_DELTAS",
+    "display",
+    "env_score",
+    "mean_ranks",
+    "paper_deltas",
+    "released_alias",
+    "task_scores",
+    "weighted_avg",
+]
+
+PAPER_DELTAS: dict[str, tuple[str, str]] = {
+    "Δ_sim": ("userrl-plus-agent", "userrl-agent"),
+    "Δ_CSD": ("csd-agent", "userrl-plus-agent"),
+}
+"""Name → (minuend, subtrahend) released-agent aliases: what training against MIMESIS-9B instead of GPT-5.5
+adds (UserRL+ − UserRL), and what CSD adds on top of it (CSD − UserRL+)."""
 
 
 def task_scores(episodes: Iterable[tuple[str, float]]) -> dict[str, float]:
@@ -89,3 +108,23 @@ def mean_ranks(
                 ranks[agent].append(shared)
             position = end + 1
     return {agent: ((sum(values) / len(values)) if values else None, partial[agent]) for agent, values in ranks.items()}
+
+
+def released_alias(agent: str, label: str = "") -> str | None:
+    """The released-agent alias a summary row stands for: its agent name is the alias, or its label is the
+    released agent's table label (``RELEASED_AGENTS``); ``None`` for any other agent."""
+    key = agent.strip().lower()
+    if key in RELEASED_AGENTS:
+        return key
+    return next((alias for alias, (_, released) in RELEASED_AGENTS.items() if label and label == released), None)
+
+
+def paper_deltas(avgs: Mapping[str, float | None]) -> dict[str, float | None]:
+    """The deltas of :data:`PAPER_DELTAS` whose two agents are keys of ``avgs`` (Avg ×100 by released alias);
+    a delta is ``None`` when either Avg is."""
+    deltas: dict[str, float | None] = {}
+    for name, (minuend, subtrahend) in PAPER_DELTAS.items():
+        if minuend in avgs and subtrahend in avgs:
+            high, low = avgs[minuend], avgs[subtrahend]
+            deltas[name] = None if high is None or low is None else high - low
+    return deltas

@@ -14,14 +14,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from mimesis_gym.agents.registry import RELEASED_AGENTS
 from mimesis_gym.envs import ENV_TABLE
 from mimesis_gym.evaluation.abcd_table import AbcdSummary, abcd_markdown
-from mimesis_gym.evaluation.aggregate import display, mean_ranks, weighted_avg
+from mimesis_gym.evaluation.aggregate import display, mean_ranks, paper_deltas, released_alias, weighted_avg
 from mimesis_gym.evaluation.html_report import write_html_report
 from mimesis_gym.evaluation.plots import write_plots
 from mimesis_gym.evaluation.sections import Section, SummaryRow
 
-__all__ = ["read_scores_csv", "report_from_scores", "write_summary"]
+__all__ = ["delta_table", "read_scores_csv", "report_from_scores", "write_summary"]
 
 DAGGER_RATE = 0.05
 """A cell whose user-failure episode rate reaches this is marked †."""
@@ -167,6 +168,52 @@ def _markdown_table(
     return lines
 
 
+def delta_table(sections: Sequence[Section]) -> dict[str, Any]:
+    """The paper's Avg-per-user table with Δ_sim and Δ_CSD, when the released agents they compare are present.
+
+    ``{"agents": [...], "deltas": [...], "by_user": {user: {alias or delta: value}}, "mean": {...}}``: the
+    released agents found (by alias or label, ``RELEASED_AGENTS`` order), each user's Avg (×100) of each and
+    its deltas, and ``mean`` (more than one user): the plain mean of each agent's Avg and of each delta over
+    the users that have one (a delta stays paired within a user). ``{}`` when no delta's two agents are both
+    present.
+    """
+    by_user: dict[str, dict[str, float | None]] = {}
+    for section in sections:
+        avgs = {alias: row.avg for row in section.rows if (alias := released_alias(row.agent, row.label)) is not None}
+        by_user[_heading(section)] = avgs
+    found = {alias for avgs in by_user.values() for alias in avgs}
+    agents = [alias for alias in RELEASED_AGENTS if alias in found]
+    deltas = list(paper_deltas(dict.fromkeys(agents, 0.0)))
+    if not deltas:
+        return {}
+    table: dict[str, Any] = {"agents": agents, "deltas": deltas, "by_user": {}}
+    for user, avgs in by_user.items():
+        table["by_user"][user] = {**{a: avgs.get(a) for a in agents}, **paper_deltas(dict.fromkeys(agents) | avgs)}
+    if len(sections) > 1:
+        mean: dict[str, float | None] = {}
+        for key in (*agents, *deltas):
+            values = [value for row in table["by_user"].values() if (value := row.get(key)) is not None]
+            mean[key] = sum(values) / len(values) if values else None
+        table["mean"] = mean
+    return table
+
+
+def _delta_markdown(table: Mapping[str, Any], users: int) -> list[str]:
+    if not table:
+        return []
+    agents, deltas = table["agents"], table["deltas"]
+    header = ["User", *(RELEASED_AGENTS[a][1] for a in agents), *deltas]
+    lines = ["## Avg per user, with the paper's deltas", "", "| " + " | ".join(header) + " |"]
+    lines.append("|" + "---|" * len(header))
+    rows = [*table["by_user"].items(), *([(f"Mean over {users} users", table["mean"])] if "mean" in table else [])]
+    for user, values in rows:
+        cells = [display(values.get(a)) for a in agents]
+        cells += ["—" if values.get(d) is None else f"{values[d]:+.2f}" for d in deltas]
+        lines.append("| " + " | ".join([user, *cells]) + " |")
+    explained = {"Δ_sim": "Δ_sim = UserRL+ − UserRL", "Δ_CSD": "Δ_CSD = CSD − UserRL+"}
+    return [*lines, "", "; ".join(explained[d] for d in deltas) + " (Avg ×100).", ""]
+
+
 def _extra_columns(extra: Sequence[Section]) -> list[str]:
     """The envs of the other-envs table, in the env table's order, then first seen."""
     seen = list(dict.fromkeys(column for section in extra for row in section.rows for column in row.scores))
@@ -220,6 +267,7 @@ def write_summary(
     columns = ENV_TABLE.column_names()
     extra_columns = _extra_columns(extra)
     means = mean_over_users(sections)
+    deltas = delta_table(sections)
     # rows ordered by the agent's mean Avg over users, worst first
     order = sorted(means, key=lambda agent: (means[agent].get("avg", float("-inf")), agent))
     summary = {
@@ -228,6 +276,7 @@ def write_summary(
         "agents": order,
         "sections": [section.model_dump() for section in sections],
         "mean_over_users": means,
+        "paper_deltas": deltas,
         "abcd": [summary.model_dump() for summary in abcd],
         "extra": [section.model_dump() for section in extra],
     }
@@ -263,6 +312,7 @@ def write_summary(
             for agent in order
         ]
         lines += [f"## Mean over {len(sections)} users", "", *_markdown_table(mean_rows, order, columns), ""]
+    lines += _delta_markdown(deltas, len(sections))
     if any(row.avg_partial or row.mr_partial for section in sections for row in section.rows):
         lines.append("‡ averaged over the columns that have a value (— = not measured).")
     if extra:

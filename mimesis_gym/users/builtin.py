@@ -11,11 +11,25 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from mimesis_gym.core.errors import ConfigurationError
 from mimesis_gym.core.http import EndpointConfig, check_base_url, is_loopback
 
-__all__ = ["BUILTIN_ALIASES", "BuiltinAlias", "alias_env_key", "alias_variable"]
+__all__ = [
+    "ADAPTIVE_THINKING",
+    "BUILTIN_ALIASES",
+    "MEDIUM_EFFORT",
+    "BuiltinAlias",
+    "alias_env_key",
+    "alias_variable",
+]
+
+MEDIUM_EFFORT: dict[str, Any] = {"reasoning_effort": "medium"}
+"""The paper's setting for GPT (medium reasoning effort) and Gemini (medium thinking; its OpenAI-compatible
+endpoint maps ``reasoning_effort`` onto its thinking level)."""
+ADAPTIVE_THINKING: dict[str, Any] = {"thinking": {"type": "adaptive"}}
+"""The paper's setting for Claude: adaptive thinking (the field Anthropic's OpenAI-compatible endpoint reads)."""
 
 
 def alias_env_key(alias: str) -> str:
@@ -44,6 +58,9 @@ class BuiltinAlias:
     serve_max_model_len: int = 32768
     serve_trust_remote_code: bool = True
     extra: dict[str, str] = field(default_factory=dict)
+    reasoning: dict[str, Any] = field(default_factory=dict)
+    """Request-body fields of the provider's reasoning setting as the paper used it; ``_EXTRA_BODY`` overrides
+    them key by key, and a key set to ``null`` there is removed."""
 
     def endpoint(self) -> EndpointConfig:
         """The endpoint, with the alias's variables applied; ``ValueError`` naming a missing one."""
@@ -64,6 +81,7 @@ class BuiltinAlias:
                 raise ConfigurationError(f"{extra_var} is not valid JSON: {error}") from None
             if not isinstance(extra_body, dict):
                 raise ConfigurationError(f"{extra_var} must hold a JSON object")
+        extra_body = {key: value for key, value in {**self.reasoning, **extra_body}.items() if value is not None}
         keys = [alias_variable(self.alias, "API_KEY")] + (["OPENAI_API_KEY"] if self.openai_key_fallback else [])
         return EndpointConfig(
             base_url=base_url,
@@ -123,6 +141,13 @@ BUILTIN_ALIASES: dict[str, BuiltinAlias] = {
             token_param="max_completion_tokens",
             openai_key_fallback=True,
             description="training user (UserRL baseline)",
+            reasoning=MEDIUM_EFFORT,
+        ),
+        BuiltinAlias(
+            "deepseek-v4.1-flash",
+            "DeepSeek-V4.1-Flash",
+            "deepseek-v4.1-flash",
+            description="training user (the paper's; set its base URL and key)",
         ),
         BuiltinAlias(
             "gpt-5.6",
@@ -132,10 +157,21 @@ BUILTIN_ALIASES: dict[str, BuiltinAlias] = {
             token_param="max_completion_tokens",
             openai_key_fallback=True,
             description=_EVAL,
+            reasoning=MEDIUM_EFFORT,
         ),
-        BuiltinAlias("claude-opus-5", "Claude-Opus-5", "claude-opus-5", description=f"{_EVAL}; refuses PersuadeGym"),
-        BuiltinAlias("claude-sonnet-5", "Claude-Sonnet-5", "claude-sonnet-5", description=_EVAL),
-        BuiltinAlias("gemini-3.8-flash", "Gemini-3.8-Flash", "gemini-3.8-flash", description=_EVAL),
+        BuiltinAlias(
+            "claude-opus-5",
+            "Claude-Opus-5",
+            "claude-opus-5",
+            description=f"{_EVAL}; refuses PersuadeGym",
+            reasoning=ADAPTIVE_THINKING,
+        ),
+        BuiltinAlias(
+            "claude-sonnet-5", "Claude-Sonnet-5", "claude-sonnet-5", description=_EVAL, reasoning=ADAPTIVE_THINKING
+        ),
+        BuiltinAlias(
+            "gemini-3.8-flash", "Gemini-3.8-Flash", "gemini-3.8-flash", description=_EVAL, reasoning=MEDIUM_EFFORT
+        ),
         BuiltinAlias("kimi-k3", "Kimi-K3", "kimi-k3", description=_EVAL),
         BuiltinAlias("ditto-8b", "Ditto-8B", "Ditto-8B", "http://127.0.0.1:8002/v1", description=f"{_EVAL} (open)"),
         BuiltinAlias("osim-8b", "Osim-8B", "osim-8b", "http://127.0.0.1:8003/v1", description=f"{_EVAL} (open)"),

@@ -28,14 +28,24 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 from mimesis_gym.core.redact import redact, remember_key_variables
 from mimesis_gym.users.builtin import alias_variable
-from mimesis_gym.users.registry import UserSpec, resolve_user
+from mimesis_gym.users.registry import ServeSpec, UserSpec, resolve_user
 
-__all__ = ["ServeCommand", "VLLMServer", "build_serve_command", "free_port", "tiny_server", "vllm_importable"]
+__all__ = [
+    "ServeCommand",
+    "ServeOptions",
+    "VLLMServer",
+    "build_serve_command",
+    "free_port",
+    "serve_spec_command",
+    "tiny_server",
+    "vllm_importable",
+]
 
 API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 VLLM_KEY_VARIABLE = "VLLM_API_KEY"
@@ -57,6 +67,8 @@ class ServeCommand:
     served_model_name: str = ""
     alias: str = ""
     key_variable: str | None = None
+    base_url_variable: str = ""
+    """The variable clients read the server's URL from (printed as an ``export`` line once it is up)."""
 
     @property
     def base_url(self) -> str:
@@ -79,20 +91,26 @@ class ServeCommand:
         return " ".join([*parts, *self.argv])
 
 
-def build_serve_command(
-    alias: str,
-    *,
-    port: int | None = None,
-    host: str = "127.0.0.1",
-    python: str | None = None,
-    tensor_parallel: int | None = None,
-    data_parallel: int | None = None,
-    gpu_memory_utilization: float | None = None,
-    max_model_len: int | None = None,
-    api_key_env: str | None = None,
-    passthrough: Sequence[str] = (),
-) -> ServeCommand:
-    """The vLLM server command for ``alias`` (``ValueError`` for an alias nothing can serve)."""
+@dataclass(frozen=True)
+class ServeOptions:
+    """The ``serve-user`` options every served model takes (``None``: the value the ``ServeSpec`` gives)."""
+
+    port: int | None = None
+    host: str = "127.0.0.1"
+    python: str | None = None
+    tensor_parallel: int | None = None
+    data_parallel: int | None = None
+    gpu_memory_utilization: float | None = None
+    max_model_len: int | None = None
+    api_key_env: str | None = None
+    passthrough: Sequence[str] = ()
+
+
+def build_serve_command(alias: str, **options: Any) -> ServeCommand:
+    """The vLLM server command for user ``alias`` (``ValueError`` for an alias nothing can serve).
+
+    ``options`` are the fields of :class:`ServeOptions`.
+    """
     spec: UserSpec = resolve_user(alias)
     if spec.alias == "tiny" and spec.serve is None:
         raise ValueError("tiny has no serve spec")
@@ -107,13 +125,26 @@ def build_serve_command(
     if not model:
         variable = serve.hub_variable or alias_variable(spec.alias, "HUB_ID")
         raise ValueError(f"user alias {spec.alias!r} has no pinned checkpoint: set {variable} to its hub id or path")
-    if host not in ("127.0.0.1", "localhost", "::1") and not api_key_env:
+    base_url_variable = "MIMESIS_TINY_BASE_URL" if spec.alias == "tiny" else alias_variable(spec.alias, "BASE_URL")
+    command = serve_spec_command(serve, model, spec.alias, base_url_variable, ServeOptions(**options))
+    if spec.alias == "tiny" and not _has_cuda() and "--dtype" not in command.argv and not cpu_has_bf16():
+        # vLLM-CPU resolves the tiny model to bfloat16; without bf16 instructions its oneDNN linear
+        # falls back to a torch bf16 matmul about 6x slower than float32 (docs/users.md).
+        command.argv += ["--dtype", "float32"]
+    return command
+
+
+def serve_spec_command(
+    serve: ServeSpec, model: str, alias: str, base_url_variable: str, options: ServeOptions
+) -> ServeCommand:
+    """The vLLM server command for ``model`` served as ``serve`` says (users' and released agents' alike)."""
+    if options.host not in ("127.0.0.1", "localhost", "::1") and not options.api_key_env:
         raise ValueError(
             f"serving on a non-loopback host requires --api-key-env VAR (passed to vLLM as ${VLLM_KEY_VARIABLE})"
         )
-    chosen_port = port if port is not None else serve.port
+    chosen_port = options.port if options.port is not None else serve.port
     argv = [
-        python or os.environ.get("MIMESIS_VLLM_PYTHON") or sys.executable,
+        options.python or os.environ.get("MIMESIS_VLLM_PYTHON") or sys.executable,
         "-m",
         API_SERVER_MODULE,
         "--model",
@@ -121,37 +152,41 @@ def build_serve_command(
         "--served-model-name",
         serve.served_model_name,
         "--host",
-        host,
+        options.host,
         "--port",
         str(chosen_port),
     ]
     if serve.trust_remote_code:
         argv.append("--trust-remote-code")
     argv += ["--generation-config", "vllm"]
-    length = max_model_len or serve.max_model_len
+    length = options.max_model_len or serve.max_model_len
     if length:
         argv += ["--max-model-len", str(length)]
     argv += ["--seed", "0", *serve.extra_args]
-    if tensor_parallel:
-        argv += ["--tensor-parallel-size", str(tensor_parallel)]
-    if data_parallel:
-        argv += ["--data-parallel-size", str(data_parallel)]
-    if gpu_memory_utilization is not None:
-        argv += ["--gpu-memory-utilization", str(gpu_memory_utilization)]
-    if api_key_env:
-        if not os.environ.get(api_key_env):
-            raise ValueError(f"--api-key-env names {api_key_env}, which is not set")
-        remember_key_variables([api_key_env])
-    argv += list(passthrough)
+    if options.tensor_parallel:
+        argv += ["--tensor-parallel-size", str(options.tensor_parallel)]
+    if options.data_parallel:
+        argv += ["--data-parallel-size", str(options.data_parallel)]
+    if options.gpu_memory_utilization is not None:
+        argv += ["--gpu-memory-utilization", str(options.gpu_memory_utilization)]
+    if options.api_key_env:
+        if not os.environ.get(options.api_key_env):
+            raise ValueError(f"--api-key-env names {options.api_key_env}, which is not set")
+        remember_key_variables([options.api_key_env])
+    argv += list(options.passthrough)
     env = dict(serve.env)
-    on_cuda = _has_cuda()
-    if "VLLM_CPU_KVCACHE_SPACE" in env and on_cuda:
+    if "VLLM_CPU_KVCACHE_SPACE" in env and _has_cuda():
         env.pop("VLLM_CPU_KVCACHE_SPACE")
-    if spec.alias == "tiny" and not on_cuda and "--dtype" not in argv and not cpu_has_bf16():
-        # vLLM-CPU resolves the tiny model to bfloat16; without bf16 instructions its oneDNN linear
-        # falls back to a torch bf16 matmul about 6x slower than float32 (docs/users.md).
-        argv += ["--dtype", "float32"]
-    return ServeCommand(argv, env, host, chosen_port, serve.served_model_name, spec.alias, api_key_env or None)
+    return ServeCommand(
+        argv,
+        env,
+        options.host,
+        chosen_port,
+        serve.served_model_name,
+        alias,
+        options.api_key_env or None,
+        base_url_variable,
+    )
 
 
 def _has_cuda() -> bool:
@@ -317,7 +352,7 @@ def serve_user_main(command: ServeCommand, *, print_only: bool, wait_s: float) -
     previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         server.wait_healthy(timeout_s=wait_s)
-        key = alias_variable(command.alias, "BASE_URL") if command.alias != "tiny" else "MIMESIS_TINY_BASE_URL"
+        key = command.base_url_variable or alias_variable(command.alias, "BASE_URL")
         print(f"serving {command.alias} at {command.base_url}")
         if command.key_variable is not None:
             print(f"# clients must send the API key held in ${command.key_variable}")

@@ -502,7 +502,8 @@ class ABCDBehaviorEnv(ConversationEnv[AbcdRow]):
             entry: Behavior | None = None if row.is_control else behavior(row.condition)
             role = self.control_judge if row.is_control else self.behavior_judge
             goal = self.catalog.goal(row.subflow)
-            result = await role(self._session, facts=facts, convo=convo, entry=entry, goal=goal)
+            procedure = self.catalog.procedure(row.subflow)
+            result = await role(self._session, facts=facts, convo=convo, entry=entry, goal=goal, procedure=procedure)
             if result.failed:
                 common["judge_failed"] = 1
             else:

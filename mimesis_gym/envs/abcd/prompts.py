@@ -6,15 +6,18 @@ See docs/envs/abcd.md, "What the customer (the policy) sees", "LLM support agent
 - :func:`support_agent_prompt` — the LLM support agent's system prompt.
 - :func:`behavior_judge_prompt` / :func:`control_judge_prompt` — the LLM judges' single user message.
 - :func:`judge_transcript` — the transcript block both judges read.
+- :func:`judge_context` — what the row gave the simulation, which both judges read too: the scenario's
+  account and order facts, the store's procedure for the issue and (behavior rows) the behavior's parameters.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mimesis_gym.envs.abcd.behaviors import Behavior, behavior
-from mimesis_gym.envs.abcd.judge_rules import Conversation
+from mimesis_gym.envs.abcd.judge_rules import Conversation, JudgeFacts
 
 __all__ = [
     "CONNECT_MESSAGE",
@@ -22,6 +25,7 @@ __all__ = [
     "behavior_judge_prompt",
     "control_judge_prompt",
     "customer_prompt",
+    "judge_context",
     "judge_transcript",
     "support_agent_prompt",
 ]
@@ -99,18 +103,37 @@ def judge_transcript(convo: Conversation, *, with_thoughts: bool) -> str:
     return "\n".join(lines)
 
 
+def judge_context(facts: JudgeFacts, procedure: str) -> str:
+    """The row as the judges read it: the scenario's facts, the store's procedure for the issue and, for a
+    behavior row, the behavior's parameters (``facts.kwargs``; values as JSON)."""
+    fact_lines = "\n".join(f"- {key}: {value}" for key, value in facts.field_values.items()) or "- (none)"
+    parts = [
+        f"The true facts of the customer's account and order (the simulation knew them):\n{fact_lines}",
+        f"The store's procedure for this issue (binding on the agent, not on the customer):\n{procedure}",
+    ]
+    if facts.behavior_name is not None:
+        parameters = "\n".join(
+            f"- {key}: {json.dumps(value, ensure_ascii=False, sort_keys=True)}" for key, value in facts.kwargs.items()
+        )
+        parts.append(f"The parameters of the behavior in this chat:\n{parameters or '- (none)'}")
+    return "\n\n".join(parts)
+
+
 def _describe(entry: Behavior) -> str:
     return f"{entry.name.replace('_', ' ')}: {entry.definition}"
 
 
-def behavior_judge_prompt(entry: Behavior, convo: Conversation, goal: str) -> str:
-    """The behavior judge's message."""
+def behavior_judge_prompt(entry: Behavior, convo: Conversation, goal: str, context: str) -> str:
+    """The behavior judge's message; ``context`` is :func:`judge_context`'s text for the row."""
     others = "\n".join(f"- {_describe(behavior(other))}" for other in entry.confusable_with)
     parts = [
         "You are reviewing a support chat. The customer in it is a simulation that was secretly asked to display "
         "one particular behavior. Score how well they did.",
         f"The behavior to look for:\n{_describe(entry)}",
         "These are different behaviors. Do not give credit for them, even though they can look similar:\n" + others,
+        context,
+        "Judge the customer against these: a claim that contradicts the true facts, a demand the procedure does "
+        "not allow, or a behavior played with other parameters than the ones above are evidence, not noise.",
     ]
     if entry.judge_sees_thoughts:
         parts.append(
@@ -137,17 +160,19 @@ def behavior_judge_prompt(entry: Behavior, convo: Conversation, goal: str) -> st
     return "\n\n".join(parts)
 
 
-def control_judge_prompt(convo: Conversation, goal: str) -> str:
-    """The control judge's message."""
+def control_judge_prompt(convo: Conversation, goal: str, context: str) -> str:
+    """The control judge's message; ``context`` is :func:`judge_context`'s text for the row."""
     return "\n\n".join(
         [
             "You are reviewing a support chat. The customer in it is a simulation that was supposed to behave like "
             "a completely ordinary customer.",
+            context,
             f"The chat:\n{judge_transcript(convo, with_thoughts=False)}",
             "Give each score as a number from 0 to 1:\n"
             "- cooperative: does the customer answer the agent's questions and go along with sensible answers? "
             "Lower it for holding back information, moving the target, hostility, contradicting themselves, false "
-            "claims or pushing.\n"
+            "claims (anything that disagrees with the true facts above) or pushing for what the procedure does not "
+            "allow.\n"
             "- naturalness: do the messages read like a real person's (tone, length, spelling) rather than a model "
             "imitating one?\n"
             f"- on_task: is the customer still working toward their real goal: {goal}?\n"

@@ -18,7 +18,7 @@ from mimesis_gym.core.chat import ChatFailure, ChatReply
 from mimesis_gym.core.roles import LLMRole, RoleOutputError, RoleResult, RoleSession, ScriptedRole
 from mimesis_gym.envs.abcd.behaviors import Behavior
 from mimesis_gym.envs.abcd.judge_rules import Conversation, JudgeFacts, score_behavior, score_control
-from mimesis_gym.envs.abcd.prompts import behavior_judge_prompt, control_judge_prompt
+from mimesis_gym.envs.abcd.prompts import behavior_judge_prompt, control_judge_prompt, judge_context
 from mimesis_gym.envs.abcd.support import AgentState, SupportContext, scripted_reply
 
 __all__ = [
@@ -144,8 +144,11 @@ class LLMBehaviorJudge(LLMRole[dict[str, Any] | None]):
     max_tokens = 1024
     temperature = 0.0
 
-    def build_messages(self, *, entry: Behavior, convo: Conversation, goal: str, **_: Any) -> list[dict[str, Any]]:
-        return [{"role": "user", "content": behavior_judge_prompt(entry, convo, goal)}]
+    def build_messages(
+        self, *, entry: Behavior, convo: Conversation, goal: str, facts: JudgeFacts, procedure: str, **_: Any
+    ) -> list[dict[str, Any]]:
+        context = judge_context(facts, procedure)
+        return [{"role": "user", "content": behavior_judge_prompt(entry, convo, goal, context)}]
 
     def parse(self, reply: ChatReply, parsed: dict[str, Any] | None, **_: Any) -> dict[str, Any]:
         data = parsed or {}
@@ -165,8 +168,10 @@ class LLMControlJudge(LLMRole[dict[str, Any] | None]):
     max_tokens = 1024
     temperature = 0.0
 
-    def build_messages(self, *, convo: Conversation, goal: str, **_: Any) -> list[dict[str, Any]]:
-        return [{"role": "user", "content": control_judge_prompt(convo, goal)}]
+    def build_messages(
+        self, *, convo: Conversation, goal: str, facts: JudgeFacts, procedure: str, **_: Any
+    ) -> list[dict[str, Any]]:
+        return [{"role": "user", "content": control_judge_prompt(convo, goal, judge_context(facts, procedure))}]
 
     def parse(self, reply: ChatReply, parsed: dict[str, Any] | None, **_: Any) -> dict[str, Any]:
         data = parsed or {}

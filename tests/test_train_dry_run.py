@@ -1,0 +1,112 @@
+"""``mimesis-gym train --dry-run``, the per-GPU memory estimate and the accelerate config files.
+
+See docs/algorithms.md, "Precision and memory" and "Several processes: DDP and FSDP".
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch", reason="the local stack is installed by `make test`")
+pytest.importorskip("accelerate", reason="the local stack is installed by `make test`")
+
+from mimesis_gym.algorithms.cli import train_main
+from mimesis_gym.algorithms.config import TrainerConfig
+from mimesis_gym.algorithms.memory import GIB, Layout, estimate_memory, model_shape, read_layout
+
+CONFIGS = Path(__file__).parent.parent / "configs" / "accelerate"
+QWEN3_8B = {  # Qwen3-8B's published architecture
+    "model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"], "vocab_size": 151936, "hidden_size": 4096,
+    "intermediate_size": 12288, "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8,
+    "head_dim": 128, "tie_word_embeddings": False,
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def qwen3_8b(tmp_path_factory):
+    path = tmp_path_factory.mktemp("qwen3-8b")
+    (path / "config.json").write_text(json.dumps(QWEN3_8B), encoding="utf-8")
+    return path
+
+
+def test_the_shape_is_counted_from_the_config_alone(qwen3_8b):
+    shape = model_shape(str(qwen3_8b))  # a directory with only config.json: no weights are read
+    assert shape.parameters == 8_190_735_360  # Qwen3-8B's parameter count
+    assert (shape.layers, shape.hidden, shape.intermediate, shape.vocab) == (36, 4096, 12288, 151936)
+    with pytest.raises(ValueError, match="cannot read the config of policy"):
+        model_shape(str(qwen3_8b / "missing"))
+
+
+def test_the_estimate_follows_its_formulas(qwen3_8b):
+    shape = model_shape(str(qwen3_8b))
+    ddp, fsdp = read_layout(CONFIGS / "ddp_8gpu.yaml"), read_layout(CONFIGS / "fsdp_8gpu.yaml")
+    assert (ddp.processes, ddp.sharded, fsdp.processes, fsdp.sharded) == (8, False, 8, True)
+    config = TrainerConfig()
+    replicated, sharded = estimate_memory(config, shape, ddp), estimate_memory(config, shape, fsdp)
+    p = shape.parameters
+    assert (replicated.parameters, replicated.gradients, replicated.optimizer) == (4 * p, 4 * p, 8 * p)
+    assert (sharded.parameters, sharded.optimizer) == (4 * p / 8, 8 * p / 8) and replicated.gathered == 0
+    assert sharded.gathered == 2 * p / 36 * 2  # two layers in bf16
+    tokens = 9344
+    layer = tokens * (8 * 4096 + 3 * 12288) * 2
+    assert sharded.activations == 36 * tokens * 4096 * 2 + layer + tokens * 151936 * (2 + 8)
+    assert 30 < sharded.total / GIB < 40 < 80 < replicated.total / GIB  # 8B: FSDP fits 80 GB GPUs, DDP does not
+    off = estimate_memory(config.with_overrides(["update.gradient_checkpointing=false"]), shape)
+    assert off.activations == 36 * layer + tokens * 151936 * 10 and not off.checkpointing
+    bf16 = estimate_memory(config.with_overrides(["model.dtype=auto"]), shape, Layout())
+    assert (bf16.parameters, bf16.optimizer, bf16.parameter_dtype) == (2 * p, 4 * p, "bfloat16")
+
+
+def test_the_accelerate_files_are_valid_for_accelerate():
+    from accelerate.commands.config import cluster
+    from accelerate.commands.config.config_args import ClusterConfig
+
+    ddp = ClusterConfig.from_yaml_file(CONFIGS / "ddp_8gpu.yaml")  # unknown top-level keys raise
+    fsdp = ClusterConfig.from_yaml_file(CONFIGS / "fsdp_8gpu.yaml")
+    assert (ddp.distributed_type.value, ddp.num_processes, ddp.mixed_precision) == ("MULTI_GPU", 8, "bf16")
+    assert (fsdp.distributed_type.value, fsdp.num_processes, fsdp.mixed_precision) == ("FSDP", 8, "bf16")
+    known = set(re.findall(r'fsdp_config\["(\w+)"\]', Path(cluster.__file__).read_text(encoding="utf-8")))
+    assert set(fsdp.fsdp_config) <= known, set(fsdp.fsdp_config) - known
+    assert (
+        fsdp.fsdp_config["fsdp_version"] == 2 and fsdp.fsdp_config["fsdp_auto_wrap_policy"] == "TRANSFORMER_BASED_WRAP"
+    )
+
+
+def job(tmp_path, policy):
+    path = tmp_path / "job.json"
+    config = {"envs": ["mimesis_testing/KeywordEcho-v0"], "policy": policy, "algorithm": "csd"}
+    path.write_text(json.dumps({**config, "run": {"output_dir": str(tmp_path / "out")}}), encoding="utf-8")
+    return str(path)
+
+
+def test_dry_run_prints_the_plan_and_memory_and_trains_nothing(tmp_path, qwen3_8b, capsys):
+    status = train_main(["--config", job(tmp_path, f"hf:{qwen3_8b}"), "--dry-run",
+                         "--accelerate-config", str(CONFIGS / "fsdp_8gpu.yaml")])  # fmt: skip
+    out = capsys.readouterr().out
+    assert status == 0 and not (tmp_path / "out").exists()
+    assert "rollouts: G 8 x 64 prompts, 16 turns, prompt 1,152 / response 8,192 tokens" in out
+    assert "csd: alpha 0.01, beta 5.0, coach corrective, pairing reaction" in out
+    assert "precision on GPUs: parameters float32 (model.dtype=float32), compute bfloat16 (run.dtype=auto)" in out
+    assert "model: 8,190,735,360 parameters, 36 layers" in out
+    assert "memory per GPU (estimate; 8 process(es), FSDP (sharded), from fsdp_8gpu.yaml):" in out
+    total = estimate_memory(TrainerConfig(), model_shape(str(qwen3_8b)), read_layout(CONFIGS / "fsdp_8gpu.yaml"))
+    assert f"  total           {total.total / GIB:8.2f} GiB" in out
+
+
+def test_dry_run_without_a_readable_model_config_says_why(tmp_path, capsys):
+    assert train_main(["--config", job(tmp_path, str(tmp_path / "nowhere")), "--dry-run"]) == 0
+    assert "memory per GPU: unknown (cannot read the config of policy" in capsys.readouterr().out
+
+
+def test_dry_run_user_errors_exit_2_on_one_line(tmp_path, capsys):
+    assert train_main(["--config", job(tmp_path, "tiny"), "--accelerate-config", "x.yaml"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "mimesis-gym train: --accelerate-config is read by --dry-run only (pass it to `accelerate launch`)"
+    )
+    bad = tmp_path / "accelerate.yaml"
+    bad.write_text("distributed_type: FSDP\nnum_processes: 0\n", encoding="utf-8")
+    assert train_main(["--config", job(tmp_path, "tiny"), "--dry-run", "--accelerate-config", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "num_processes must be a positive integer; got 0" in err
