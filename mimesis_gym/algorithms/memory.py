@@ -27,6 +27,7 @@ from mimesis_gym.algorithms.config import TrainerConfig
 
 __all__ = [
     "DTYPE_BYTES",
+    "KNOWN_ARCHITECTURES",
     "Layout",
     "MemoryEstimate",
     "ModelShape",
@@ -136,11 +137,40 @@ def estimate_memory(config: TrainerConfig, shape: ModelShape, layout: Layout = L
     )
 
 
+QWEN3_8B_ARCHITECTURE: dict[str, Any] = {
+    "model_type": "qwen3",
+    "vocab_size": 151936,
+    "hidden_size": 4096,
+    "intermediate_size": 12288,
+    "num_hidden_layers": 36,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "tie_word_embeddings": False,
+}
+"""Qwen3-8B's published architecture: the base of the paper's agents."""
+
+KNOWN_ARCHITECTURES: dict[str, dict[str, Any]] = {
+    hub.lower(): QWEN3_8B_ARCHITECTURE
+    for hub in (
+        "Qwen/Qwen3-8B",
+        "phanviethoang1512/Qwen3-8B-Base-Agent",
+        "phanviethoang1512/Qwen3-8B-UserRL-Agent",
+        "phanviethoang1512/Qwen3-8B-UserRL-Plus-Agent",
+        "phanviethoang1512/Qwen3-8B-InfoPO-Agent",
+        "phanviethoang1512/Qwen3-8B-CSD-Agent",
+    )
+}
+"""Hub ids whose shape a dry run knows without their ``config.json`` (offline, or not cached): the
+paper's recipes plan memory on any machine."""
+
+
 def model_shape(policy: Any) -> ModelShape:
     """The shape of a ``"tiny"``, ``"hf:<path>"`` or path policy from its HF config (no weights read).
 
-    Raises ``ValueError`` when the config cannot be read (an id not in the local cache and no network,
-    a path without ``config.json``).
+    A hub id whose config cannot be fetched (offline, not cached) falls back to
+    :data:`KNOWN_ARCHITECTURES`. Raises ``ValueError`` when neither gives a config (an unknown id
+    without network, a path without ``config.json``).
     """
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM
@@ -151,7 +181,11 @@ def model_shape(policy: Any) -> ModelShape:
     try:
         config = AutoConfig.from_pretrained(path)
     except (OSError, ValueError) as error:
-        raise ValueError(f"cannot read the config of policy {policy!r}: {' '.join(str(error).split())}") from None
+        known = KNOWN_ARCHITECTURES.get(str(path).lower())
+        if known is None:
+            raise ValueError(f"cannot read the config of policy {policy!r}: {' '.join(str(error).split())}") from None
+        fields = dict(known)
+        config = AutoConfig.for_model(fields.pop("model_type"), **fields)
     with torch.device("meta"):
         model = AutoModelForCausalLM.from_config(config)
     text = config.get_text_config() if hasattr(config, "get_text_config") else config

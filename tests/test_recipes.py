@@ -1,0 +1,55 @@
+"""recipes/: every paper run's config dry-runs on CPU with the paper's settings, offline."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RECIPES = ROOT / "recipes"
+TRAINING_ENVS = "mimesis/TravelGym-v0, mimesis/TurtleGym-v0, mimesis/FunctionGym-v0, mimesis/TauGym-v0, " \
+    "mimesis/PersuadeGym-v0"  # fmt: skip
+AGENT_PLAN = (
+    "rollouts: G 8 x 64 prompts, 16 turns, prompt 1,152 / response 8,192 tokens, engine vllm",
+    "updates: mini-batch 8 prompts, micro-batch 9,344 tokens, lr 1e-06, clip 0.2/0.28, dual clip 10.0",
+    "length: 100 steps",
+    f"envs: {TRAINING_ENVS}",
+    "policy: hf:phanviethoang1512/Qwen3-8B-Base-Agent",
+    "total              33.10 GiB",  # Qwen3-8B under FSDP on 8 GPUs, from the known architecture
+)
+EXPECTED = {
+    "userrl": (*AGENT_PLAN, "user: gpt-5.5", "algorithm: grpo (estimator grpo_multiturn"),
+    "userrl_plus": (*AGENT_PLAN, "user: mimesis-9b", "algorithm: grpo (estimator grpo_multiturn"),
+    "infopo": (*AGENT_PLAN, "user: mimesis-9b", "algorithm: infopo (estimator infopo"),
+    "csd": (*AGENT_PLAN, "user: mimesis-9b", "csd: alpha 0.01, beta 5.0, coach corrective, pairing reaction"),
+    "simulator_abcd": (
+        "envs: mimesis/ABCDBehavior-v0",
+        "algorithm: foldgrpo (estimator foldgrpo",
+        "rollouts: G 8 x 64 prompts, 16 turns, prompt 8,192 / response 16,384 tokens, engine vllm",
+        "updates: mini-batch 16 prompts, micro-batch 9,344 tokens, lr 8e-06, clip 0.2/0.28, dual clip 10.0",
+        "length: 500 steps",
+    ),
+}
+
+
+def dry_run(recipe: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}  # never the network: known architectures or "unknown"
+    command = [sys.executable, "-m", "mimesis_gym.cli", "train", "--config", str(recipe), "--dry-run",
+               "--accelerate-config", str(ROOT / "configs" / "accelerate" / "fsdp_8gpu.yaml")]  # fmt: skip
+    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=180)
+
+
+def test_every_recipe_is_tested() -> None:
+    assert {path.stem for path in RECIPES.glob("*.yaml")} == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_recipe_dry_runs_with_the_paper_settings(name: str) -> None:
+    result = dry_run(RECIPES / f"{name}.yaml")
+    assert result.returncode == 0, result.stderr
+    for line in EXPECTED[name]:
+        assert line in result.stdout, f"{line!r} missing from:\n{result.stdout}"
