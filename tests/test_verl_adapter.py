@@ -15,6 +15,7 @@ import subprocess
 import sys
 
 import gymnasium as gym
+import numpy as np
 import pytest
 
 from mimesis_gym.core.errors import ConfigurationError
@@ -124,7 +125,8 @@ def test_create_refuses_what_cannot_hold_an_episode():
         run(tool.create("x", create_kwargs={"task_id": "telepathy-demo-01", "seed": 0, "answer": "cat"}))
     with pytest.raises(ConfigurationError, match="needs task_id and seed"):
         run(tool.create("x", create_kwargs={"task_id": "telepathy-demo-01"}))
-    run(tool.create("x", task_id="telepathy-demo-01", seed=0))  # verl's older call: create(id, **create_kwargs)
+    run(tool.create("x", task_id="telepathy-demo-01", seed=np.int64(0)))  # verl's older call; a numpy seed
+    assert tool.episode("x").seed == 0 and type(tool.episode("x").seed) is int
     with pytest.raises(ConfigurationError, match="already holds an episode"):
         run(tool.create("x", task_id="telepathy-demo-01", seed=0))
     tool.close()
@@ -162,8 +164,10 @@ def test_truncation_turn_rewards_and_env_reuse_after_release():
     tool.close()
 
 
-def test_concurrent_trajectories_keep_their_own_episodes():
-    tool = make_tool(TELEPATHY)
+@pytest.mark.parametrize("step_in_thread", [False, True])
+def test_concurrent_trajectories_keep_their_own_episodes(step_in_thread):
+    tool = make_tool(TELEPATHY, step_in_thread=step_in_thread)
+    assert tool.settings.threaded is step_in_thread
     questions = ["Is it an animal?", "Is it a bird?", "Is it big?"]
 
     async def trajectory(instance: str, seed: int) -> list[str]:
@@ -214,6 +218,12 @@ def test_the_agent_loop_registers_under_the_name_the_data_and_yaml_use(tmp_path)
     assert entry.name == AGENT_LOOP_NAME
     module, _, name = entry._target_.rpartition(".")
     assert getattr(__import__(module, fromlist=[name]), name) is MimesisAgentLoop
+
+
+def test_steps_run_in_a_thread_by_default_only_for_users_that_are_not_in_process():
+    assert ToolSettings(env_ids=[TELEPATHY]).threaded is False
+    assert ToolSettings(env_ids=[TELEPATHY], user="mimesis-9b").threaded is True
+    assert ToolSettings(env_ids=[TELEPATHY], user="mimesis-9b", step_in_thread=False).threaded is False
 
 
 # ------------------------------------------------------------------------ the parquet data

@@ -8,4 +8,7 @@ module behind its own extra; importing this package imports none of them:
 
 - ``trl``: Hugging Face TRL's ``GRPOTrainer`` (extra ``trl``): an environment factory, the dataset
   of prompts, the reward function.
+- ``verl``, ``verl_agent_loop``, ``verl_data``: verl (extra ``verl``): the env as a verl tool, the
+  agent loop ``mimesis_agent`` holding one episode per trajectory, and the parquet prompts and YAML
+  configs that ``mimesis-gym verl-data`` writes (``verl_data`` imports no verl).
 """

@@ -16,7 +16,8 @@ cannot hold an episode; the agent loop ``mimesis_agent``
 (:mod:`mimesis_gym.integrations.verl_agent_loop`) drives the tool through the lifecycle above
 instead. ``create`` without an instance id fails with that advice.
 
-Env steps run in a worker thread (``asyncio.to_thread``), so a step that waits on an LLM user does
+Env resets and steps run in a worker thread (``asyncio.to_thread``) for every user but the
+in-process scripted one (``ToolSettings.step_in_thread``), so a step that waits on an LLM user does
 not stall the other trajectories of verl's event loop. Privileged information never leaves the env
 (``ToolEpisode`` builds envs with ``privileged=False``).
 """
@@ -24,6 +25,7 @@ not stall the other trajectories of verl's event loop. Privileged information ne
 from __future__ import annotations
 
 import asyncio
+import operator
 from typing import Any
 
 from verl.tools.base_tool import BaseTool
@@ -52,6 +54,7 @@ class MimesisTool(BaseTool):
         self._recipes: dict[str, EnvRecipe] = {env_id: self.settings.recipe(env_id) for env_id in self.settings.env_ids}
         self._idle: dict[str, list[ToolEpisode]] = {env_id: [] for env_id in self.settings.env_ids}
         self._episodes: dict[str, ToolEpisode] = {}
+        self._threaded = self.settings.threaded
         if tool_schema is None:
             schemas = []
             for env_id in self.settings.env_ids:
@@ -104,7 +107,13 @@ class MimesisTool(BaseTool):
         idle = self._idle[env_id]
         episode = idle.pop() if idle else ToolEpisode(self._recipes[env_id])
         try:
-            opening = await asyncio.to_thread(episode.start, spec["task_id"], int(spec["seed"]))
+            task_id, seed = spec["task_id"], spec["seed"]
+            if hasattr(seed, "__index__") and not isinstance(seed, bool):
+                seed = operator.index(seed)  # a numpy integer from a verl batch
+            if self._threaded:
+                opening = await asyncio.to_thread(episode.start, task_id, seed)
+            else:
+                opening = episode.start(task_id, seed)
         except BaseException:
             idle.append(episode)
             raise
@@ -124,7 +133,11 @@ class MimesisTool(BaseTool):
         if not isinstance(parameters, dict):
             parameters = {}
         try:
-            observation = await asyncio.to_thread(episode.act, parameters.get("choice"), parameters.get("content"))
+            choice, content = parameters.get("choice"), parameters.get("content")
+            if self._threaded:
+                observation = await asyncio.to_thread(episode.act, choice, content)
+            else:  # inline: the in-process scripted user never blocks, and a thread hop costs more than its step
+                observation = episode.act(choice, content)
         except EpisodeOverError as refusal:
             return ToolResponse(text=str(refusal)), 0.0, {"episode_over": True}
         metrics = {

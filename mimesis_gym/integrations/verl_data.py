@@ -56,7 +56,9 @@ class ToolSettings(BaseModel):
     ``env_ids`` are the envs the tool serves (a row's ``create_kwargs.env_id`` must be one of them;
     with one env a row may omit it). ``user`` is a user alias (docs/users.md); ``env_kwargs`` go to
     ``gym.make`` of every env; ``reward`` picks what ``calc_reward`` returns: the env's
-    ``episode_score`` or the summed turn rewards.
+    ``episode_score`` or the summed turn rewards. ``step_in_thread`` runs resets and steps through
+    ``asyncio.to_thread``: needed for users that call a server, a cost (~0.1-0.5 ms a step) for
+    the in-process scripted user, hence off for it by default.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -67,6 +69,11 @@ class ToolSettings(BaseModel):
     env_kwargs: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments for gym.make.")
     max_episode_steps: int | None = Field(default=None, ge=1, description="Override of the registered turn limit.")
     reward: Literal["episode_score", "turn_rewards"] = "episode_score"
+    step_in_thread: bool | None = Field(
+        default=None,
+        description="Run env resets and steps in a worker thread so a user's network call does not stall verl's "
+        "event loop (default: yes for every user but the in-process 'scripted' one).",
+    )
 
     @field_validator("env_ids")
     @classmethod
@@ -83,6 +90,11 @@ class ToolSettings(BaseModel):
             except ValidationError as error:
                 raise ConfigurationError("; ".join(item["msg"] for item in error.errors())) from None
         return self
+
+    @property
+    def threaded(self) -> bool:
+        """Whether env resets and steps run in a worker thread (``step_in_thread``, else not for ``scripted``)."""
+        return self.user != "scripted" if self.step_in_thread is None else self.step_in_thread
 
     def recipe(self, env_id: str) -> EnvRecipe:
         """The recipe of ``env_id`` (checked: registered, a conversation env, allowed kwargs)."""
