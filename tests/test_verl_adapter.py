@@ -371,3 +371,105 @@ def test_verl_data_user_errors_are_one_line_and_exit_2(tmp_path, args, message):
     assert done.returncode == 2, done.stderr
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "Traceback" not in done.stderr
+
+
+# ------------------------------------------------------------------------ the agent loop, with a scripted policy
+
+
+class ScriptedPolicy:
+    """verl's LLM server for the agent loop: writes the given tool calls in the hermes format, then plain text.
+
+    The model is replaced by a script (as the scripted user replaces a user); everything between
+    the policy's tokens and the env is verl's own: its tool parser, its token bookkeeping, its loop.
+    """
+
+    def __init__(self, tokenizer, calls: list[dict]) -> None:
+        self.tokenizer, self.calls, self.prompts = tokenizer, list(calls), []
+
+    async def generate(self, request_id, prompt_ids, sampling_params, **kwargs):
+        from verl.workers.rollout.replica import TokenOutput
+
+        self.prompts.append(self.tokenizer.decode(prompt_ids))
+        if self.calls:
+            call = {"name": "interact_with_env", "arguments": self.calls.pop(0)}
+            text = f"<tool_call>\n{json.dumps(call)}\n</tool_call><|im_end|>"
+        else:
+            text = "I have nothing to ask.<|im_end|>"
+        return TokenOutput(token_ids=self.tokenizer.encode(text, add_special_tokens=False))
+
+
+def run_agent_loop(tmp_path, calls: list[dict], *, tools_kwargs: dict | None = None):
+    """One trajectory of the first TelepathyGym test row through MimesisAgentLoop; (output, policy, row, tool)."""
+    agent_loop = need_verl("verl.experimental.agent_loop.agent_loop")
+    from omegaconf import OmegaConf
+    from transformers import AutoTokenizer
+    from verl.tools.tool_registry import initialize_tools_from_config
+    from verl.utils.dataset.rl_dataset import RLHFDataset
+
+    from mimesis_gym.core.tiny import ensure_tiny_model
+    from mimesis_gym.integrations.verl_agent_loop import MimesisAgentLoop
+
+    verl_root = os.path.dirname(agent_loop.__file__).rsplit(os.sep, 2)[0]
+    config = OmegaConf.load(os.path.join(verl_root, "trainer", "config", "_generated_ppo_trainer.yaml"))
+    config.actor_rollout_ref.rollout.prompt_length = 2048
+    config.actor_rollout_ref.rollout.response_length = 4096
+    tokenizer = AutoTokenizer.from_pretrained(str(ensure_tiny_model()))
+    settings = ToolSettings(env_ids=[TELEPATHY])
+    rows, schema = dataset_rows(settings, split="test", limit=1)
+    tool_path, _ = write_configs(settings, schema, tmp_path)
+    tools = initialize_tools_from_config(str(tool_path))
+    policy = ScriptedPolicy(tokenizer, calls)
+    loop = MimesisAgentLoop(
+        trainer_config=agent_loop.DictConfigWrap(config),
+        server_manager=policy,
+        tokenizer=tokenizer,
+        processor=None,
+        dataset_cls=RLHFDataset,
+        data_config=agent_loop.DictConfigWrap(config.data),
+        tools=agent_loop.ToolListWrap(tools),
+    )
+    row = rows[0]
+    prompt = [row["prompt"][0], {"role": "user", "content": ""}]  # the loop fills in the live opening
+    tools_kwargs = row["extra_info"]["tools_kwargs"] if tools_kwargs is None else tools_kwargs
+    kwargs = {"raw_prompt": prompt, "tools_kwargs": tools_kwargs, "extra_info": row["extra_info"]}
+    output = loop.loop.run_until_complete(loop.run({"temperature": 1.0}, **kwargs))
+    return output, policy, row, tools[0]
+
+
+def test_the_agent_loop_plays_a_whole_episode_and_scores_it_like_gym_make(tmp_path):
+    need_verl("verl.experimental.agent_loop.agent_loop")
+    reference = gym.make(TELEPATHY, split="test", privileged=True)
+    rows, _ = dataset_rows(ToolSettings(env_ids=[TELEPATHY]), split="test", limit=1)
+    info = rows[0]["extra_info"]
+    reference.reset(seed=info["seed"], options={"task_id": info["task_id"]})
+    calls, observations, done = [], [], False
+    for question in ["Is it an animal?", "Is it bigger than a cat?"]:
+        calls.append({"choice": "action", "content": question})
+        observations.append(reference.step(calls[-1])[0])
+    while not done:
+        calls.append(tool_args(reference.unwrapped.oracle_action()))
+        obs, _, terminated, truncated, result = reference.step(calls[-1])
+        observations.append(obs)
+        done = terminated or truncated
+    output, policy, row, tool = run_agent_loop(tmp_path, [*calls, {"choice": "action", "content": "after the end"}])
+    assert output.reward_score == result["episode_score"] > 0
+    assert output.extra_fields["mimesis_episode_score"] == result["episode_score"]
+    assert output.extra_fields["mimesis_turns"] == len(calls) and output.extra_fields["mimesis_ended"] is True
+    assert policy.calls == [{"choice": "action", "content": "after the end"}]  # the loop stopped when the env ended
+    assert row["prompt"][1]["content"] in policy.prompts[0]  # the live opening observation is in the prompt
+    text = policy.tokenizer.decode(output.response_ids)
+    positions = [text.index(obs) for obs in observations]
+    assert positions == sorted(positions)  # every observation reached the model, in order
+    assert tool.instance_ids == []  # released
+
+
+def test_a_trajectory_without_tool_calls_ends_and_is_scored_as_it_stands(tmp_path):
+    output, policy, _, _ = run_agent_loop(tmp_path, [{"choice": "action", "content": "Is it an animal?"}])
+    assert output.reward_score == 0.0
+    assert output.extra_fields["mimesis_turns"] == 1 and output.extra_fields["mimesis_ended"] is False
+    assert len(policy.prompts) == 2
+
+
+def test_a_row_without_create_kwargs_is_refused_naming_the_fix(tmp_path):
+    with pytest.raises(ConfigurationError, match="write the data with mimesis-gym verl-data"):
+        run_agent_loop(tmp_path, [], tools_kwargs={"interact_with_env": {}})

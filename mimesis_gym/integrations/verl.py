@@ -68,6 +68,11 @@ class MimesisTool(BaseTool):
             )
         super().__init__(config, tool_schema)
 
+    @property
+    def instance_ids(self) -> list[str]:
+        """The instance ids that hold an episode (created, not yet released)."""
+        return list(self._episodes)
+
     def episode(self, instance_id: str) -> ToolEpisode:
         """The live episode of ``instance_id`` (task, seed, actions, observations, rewards, score, end)."""
         try:
