@@ -354,6 +354,21 @@ def _given_settings(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _problems(error: Any) -> str:
+    """A pydantic ``ValidationError`` as one line: ``field: message; …``."""
+    return "; ".join(
+        f"{'.'.join(str(part) for part in item['loc']) or 'config'}: {item['msg']}" for item in error.errors()
+    )
+
+
+def _seed_list(text: str) -> list[int]:
+    """``--seeds``: comma-separated integers >= 0."""
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    if not parts or not all(part.isdigit() for part in parts):
+        raise argparse.ArgumentTypeError(f"wants comma-separated integers >= 0, got {text!r}")
+    return [int(part) for part in parts]
+
+
 def _check_out_dir(out: Any) -> None:
     """Create ``--out`` (and parents) and prove it writable; :class:`UsageError` with the reason otherwise."""
     try:
@@ -398,10 +413,7 @@ def _eval_config(args: argparse.Namespace, out: Any) -> Any:
             settings["limit"] = 2
         config = EvalConfig(**settings)
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in item['loc']) or 'config'}: {item['msg']}" for item in error.errors()
-        )
-        _usage(problems)
+        _usage(_problems(error))
     if demo:
         print(
             f"embedded defaults: tiny agent, {config.limit} tasks per env, agent max_tokens "
@@ -551,8 +563,6 @@ def _cmd_verl_data(args: argparse.Namespace) -> int:
 
     env_ids = list(dict.fromkeys(_env_id(name) for name in args.envs))
     splits = list(dict.fromkeys(args.split or ["train"]))
-    seeds = [_int_at_least(0)(part) if part.isdigit() else _usage(f"--seeds wants integers >= 0, got {part!r}")
-             for part in _names(args.seeds) or []] if args.seeds is not None else [0]  # fmt: skip
     try:
         settings = ToolSettings(
             env_ids=env_ids,
@@ -562,16 +572,12 @@ def _cmd_verl_data(args: argparse.Namespace) -> int:
             reward=args.reward,
         )
     except ValidationError as error:
-        _usage(
-            "; ".join(
-                f"{'.'.join(str(p) for p in item['loc']) or 'settings'}: {item['msg']}" for item in error.errors()
-            )
-        )
+        _usage(_problems(error))
     out = Path(args.out)
     _check_out_dir(out)
     schema = None
     for split in splits:
-        rows, schema = dataset_rows(settings, split=split, limit=args.limit, seeds=seeds)
+        rows, schema = dataset_rows(settings, split=split, limit=args.limit, seeds=args.seeds)
         path = write_dataset(rows, out / f"{split}.parquet")
         print(f"{path}: {len(rows)} rows", file=sys.stderr)
     tool_path, loop_path = write_configs(settings, schema, out)
@@ -700,7 +706,12 @@ def build_parser() -> argparse.ArgumentParser:
     verl.add_argument("--out", required=True, help="output directory: SPLIT.parquet, tool_config.yaml, agent_loop.yaml")
     verl.add_argument("--split", action="append", help="task split, repeatable (default: train)")
     verl.add_argument("--limit", type=_int_at_least(1), help="tasks per env and split (default: all)")
-    verl.add_argument("--seeds", help="comma-separated reset seeds, one row per task and seed (default: 0)")
+    verl.add_argument(
+        "--seeds",
+        type=_seed_list,
+        default=[0],
+        help="comma-separated reset seeds, one row per task and seed (default: 0)",
+    )
     verl.add_argument("--user", default="scripted", help="user alias of the rollouts (default: scripted)")
     verl.add_argument("--max-turns", type=_int_at_least(1), help="override of the envs' turn limit")
     verl.add_argument("--env-arg", action="append", help="KEY=VALUE passed to every env (repeatable)")

@@ -107,6 +107,17 @@ def test_the_tool_schema_is_the_envs_own_and_parses_as_verls_schema():
         tool.close()
 
 
+def test_a_schema_naming_another_function_is_refused():
+    schemas = need_verl("verl.tools.schemas")
+    from mimesis_gym.integrations.verl import MimesisTool
+
+    schema = schemas.OpenAIFunctionToolSchema.model_validate(
+        {"type": "function", "function": {"name": "search_web", "description": "Search."}}
+    )
+    with pytest.raises(ConfigurationError, match="the tool schema names 'search_web'"):
+        MimesisTool({"type": "native", "env_ids": [TELEPATHY]}, schema)
+
+
 def test_one_tool_serves_several_envs_with_the_union_of_their_choices():
     tool = make_tool("mimesis/PersuadeGym-v0", "mimesis/TauGym-v0")
     assert tool.tool_schema.function.parameters.properties["choice"].enum == ["action", "search", "answer", "finish"]
@@ -358,7 +369,7 @@ def test_verl_data_writes_every_split_and_both_configs(tmp_path):
     ("args", "message"),
     [
         (["nosuch"], "nosuch"),
-        (["telepathy", "--seeds", "1,x"], "--seeds wants integers >= 0, got 'x'"),
+        (["telepathy", "--seeds", "1,x"], "argument --seeds: wants comma-separated integers >= 0, got '1,x'"),
         (["telepathy", "--split", "nosuchsplit"], "nosuchsplit"),
         (["telepathy", "--env-arg", "privileged=true"], "privileged"),
         (["telepathy", "--env-arg", "oops"], "--env-arg wants KEY=VALUE"),
