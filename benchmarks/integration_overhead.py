@@ -7,6 +7,10 @@ starts from a task id and a seed and runs a fixed cycle of tool calls until the 
 - ``in-process``: ``gym.make(env_id)``, ``reset(seed, options={"task_id"})``, ``step({"choice", "content"})``.
 - ``TRL``: the adapter's environment (``mimesis_gym.integrations.trl``), called as ``GRPOTrainer``
   calls it: ``reset(**row)`` with a dataset row, then ``interact_with_env(choice, content)``.
+- ``verl``: the adapter's tool (``mimesis_gym.integrations.verl``, needs verl: run it in .venv-verl),
+  called as the ``mimesis_agent`` agent loop calls it inside verl's event loop: ``create`` with a
+  row's ``create_kwargs``, ``execute`` per call, ``calc_reward`` and ``release`` at the end.
+  Without verl the row is left out (and says so).
 
 - ``OpenEnv``: ``mimesis-gym serve-env`` in its own process, ``--clients`` (16) OpenEnv clients
   (``mimesis_gym.integrations.openenv.MimesisEnvClient``) in this one, over loopback WebSocket,
@@ -24,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib.util
 import math
 import os
 import re
@@ -84,7 +89,32 @@ def through_trl(env_id: str, task_ids: list[str]) -> Runner:
     return run
 
 
-ADAPTERS: dict[str, Callable[[str, list[str]], Runner]] = {"TRL": through_trl}
+def through_verl(env_id: str, task_ids: list[str]) -> Runner:
+    from mimesis_gym.integrations.verl import MimesisTool
+
+    tool = MimesisTool({"type": "native", "env_ids": [env_id], "env_kwargs": {"split": "test"}})
+
+    async def trajectories(steps: int) -> None:
+        instance, episode = None, 0
+        for i in range(steps):
+            if instance is None:
+                instance = f"trajectory-{episode}"
+                create_kwargs = {"env_id": env_id, "task_id": task_ids[episode % len(task_ids)], "seed": episode}
+                await tool.create(instance, create_kwargs=create_kwargs)
+                episode += 1
+            _, _, metrics = await tool.execute(instance, CALLS[i % len(CALLS)])
+            if metrics["terminated"] or metrics["truncated"]:
+                await tool.calc_reward(instance)
+                await tool.release(instance)
+                instance = None
+        if instance is not None:
+            await tool.release(instance)
+
+    loop = asyncio.new_event_loop()  # one long-lived loop, as verl's agent-loop worker has
+    return lambda steps: loop.run_until_complete(trajectories(steps))
+
+
+ADAPTERS: dict[str, Callable[[str, list[str]], Runner]] = {"TRL": through_trl, "verl": through_verl}
 """Engine name → the runner that drives the env through its adapter."""
 
 
@@ -157,6 +187,9 @@ def main() -> None:
     print(f"{args.env}, scripted user, {args.steps} steps per run, median of {args.repeats} runs")
     print(f"{'path':<12} {'steps/s':>10} {'in-process / path':>18}")
     for name, make_runner in ADAPTERS.items():
+        if name == "verl" and importlib.util.find_spec("verl") is None:
+            print(f"{name:<12} (left out: verl is not installed here; run in .venv-verl)")
+            continue
         adapter = make_runner(args.env, task_ids)
         baseline(args.steps), adapter(args.steps)  # warm caches and packs
         ours, theirs = [], []

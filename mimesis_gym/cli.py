@@ -357,6 +357,21 @@ def _given_settings(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _problems(error: Any) -> str:
+    """A pydantic ``ValidationError`` as one line: ``field: message; …``."""
+    return "; ".join(
+        f"{'.'.join(str(part) for part in item['loc']) or 'config'}: {item['msg']}" for item in error.errors()
+    )
+
+
+def _seed_list(text: str) -> list[int]:
+    """``--seeds``: comma-separated integers >= 0."""
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    if not parts or not all(part.isdigit() for part in parts):
+        raise argparse.ArgumentTypeError(f"wants comma-separated integers >= 0, got {text!r}")
+    return [int(part) for part in parts]
+
+
 def _check_out_dir(out: Any) -> None:
     """Create ``--out`` (and parents) and prove it writable; :class:`UsageError` with the reason otherwise."""
     try:
@@ -401,10 +416,7 @@ def _eval_config(args: argparse.Namespace, out: Any) -> Any:
             settings["limit"] = 2
         config = EvalConfig(**settings)
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in item['loc']) or 'config'}: {item['msg']}" for item in error.errors()
-        )
-        _usage(problems)
+        _usage(_problems(error))
     if demo:
         print(
             f"embedded defaults: tiny agent, {config.limit} tasks per env, agent max_tokens "
@@ -731,6 +743,38 @@ def _add_serve_env(commands: Any) -> None:
     serve_env.set_defaults(run=_cmd_serve_env)
 
 
+def _cmd_verl_data(args: argparse.Namespace) -> int:
+    """Write verl's parquet prompts (one file per split) and its tool and agent-loop YAML into ``--out``."""
+    from pathlib import Path
+
+    from pydantic import ValidationError
+
+    from mimesis_gym.integrations.verl_data import ToolSettings, dataset_rows, write_configs, write_dataset
+
+    env_ids = list(dict.fromkeys(_env_id(name) for name in args.envs))
+    splits = list(dict.fromkeys(args.split or ["train"]))
+    try:
+        settings = ToolSettings(
+            env_ids=env_ids,
+            user=args.user,
+            env_kwargs=_parse_assignments(args.env_arg, "--env-arg", scoped=False) if args.env_arg else {},
+            max_episode_steps=args.max_turns,
+            reward=args.reward,
+        )
+    except ValidationError as error:
+        _usage(_problems(error))
+    out = Path(args.out)
+    _check_out_dir(out)
+    schema = None
+    for split in splits:
+        rows, schema = dataset_rows(settings, split=split, limit=args.limit, seeds=args.seeds)
+        path = write_dataset(rows, out / f"{split}.parquet")
+        print(f"{path}: {len(rows)} rows", file=sys.stderr)
+    tool_path, loop_path = write_configs(settings, schema, out)
+    print(f"{tool_path}\n{loop_path}", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="mimesis-gym", description="Conversation environments with simulated users (MIMESIS / UserRL)."
@@ -867,6 +911,25 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--role-max-tokens", type=_int_at_least(1), help="cap every role call's max_tokens (env kwarg)")
     check.set_defaults(run=_cmd_check)
     _add_data_commands(commands)
+
+    verl = commands.add_parser(
+        "verl-data", help="write verl's parquet prompts and tool/agent-loop YAML for envs (docs/integrations.md)"
+    )
+    verl.add_argument("envs", nargs="+", metavar="ENV_ID", help="env ids or short names, e.g. travel turtle")
+    verl.add_argument("--out", required=True, help="output directory: SPLIT.parquet, tool_config.yaml, agent_loop.yaml")
+    verl.add_argument("--split", action="append", help="task split, repeatable (default: train)")
+    verl.add_argument("--limit", type=_int_at_least(1), help="tasks per env and split (default: all)")
+    verl.add_argument(
+        "--seeds",
+        type=_seed_list,
+        default=[0],
+        help="comma-separated reset seeds, one row per task and seed (default: 0)",
+    )
+    verl.add_argument("--user", default="scripted", help="user alias of the rollouts (default: scripted)")
+    verl.add_argument("--max-turns", type=_int_at_least(1), help="override of the envs' turn limit")
+    verl.add_argument("--env-arg", action="append", help="KEY=VALUE passed to every env (repeatable)")
+    verl.add_argument("--reward", choices=["episode_score", "turn_rewards"], default="episode_score")
+    verl.set_defaults(run=_cmd_verl_data)
     return parser
 
 

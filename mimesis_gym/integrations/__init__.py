@@ -10,4 +10,7 @@ module behind its own extra; importing this package imports none of them:
   of prompts, the reward function.
 - ``openenv`` and ``openenv_server``: OpenEnv (extra ``openenv``): the env as an OpenEnv
   environment, its client, and the server of ``mimesis-gym serve-env``.
+- ``verl``, ``verl_agent_loop``, ``verl_data``: verl (extra ``verl``): the env as a verl tool, the
+  agent loop ``mimesis_agent`` holding one episode per trajectory, and the parquet prompts and YAML
+  configs that ``mimesis-gym verl-data`` writes (``verl_data`` imports no verl).
 """
