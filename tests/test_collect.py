@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from mimesis_gym import cli
 from mimesis_gym.algorithms.render import ChatRenderer
 from mimesis_gym.algorithms.sft_data import SFTExample, encode_conversation
 from mimesis_gym.algorithms.testing import tiny_tokenizer
@@ -111,16 +112,19 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "mimesis_gym.cli", "collect", *args], capture_output=True, text=True)
 
 
-def test_cli_collects_and_user_errors_are_one_line_exit_2(tmp_path: Path) -> None:
+def test_cli_collects_and_user_errors_are_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run = write_run(tmp_path / "run", [record("a", 0, 1.0), record("b", 0, 0.0)])
     done = run_cli(str(run), "--out", str(tmp_path / "o.jsonl"), "--min-score", "0.5")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("1 conversation(s) of 1 task(s) from 2 record(s)")
+    failed = run_cli(str(tmp_path / "missing"), "--out", "x.jsonl")
+    assert failed.returncode == 2
+    assert failed.stderr.count("\n") == 1 and "has no episodes.jsonl" in failed.stderr, failed.stderr
     for args, message in [
-        ([str(tmp_path / "missing"), "--out", "x.jsonl"], "has no episodes.jsonl"),
         ([str(run), "--out", str(tmp_path / "u.jsonl"), "--side", "user"], "eval --privileged"),
         ([str(run), "--out", str(tmp_path / "n.jsonl"), "--min-score", "2"], "passed the selection"),
+        ([str(run), "--out", str(tmp_path / "n.jsonl"), "--min-score", "nan"], "finite"),
     ]:
-        failed = run_cli(*args)
-        assert failed.returncode == 2
-        assert failed.stderr.count("\n") == 1 and message in failed.stderr, failed.stderr
+        assert cli.main(["collect", *args]) == 2
+        stderr = capsys.readouterr().err
+        assert stderr.count("\n") == 1 and message in stderr, stderr
