@@ -168,3 +168,31 @@ def test_misconfiguration_is_refused(tmp_path: Path, extra: list[str], side: str
     data = write_data(tmp_path / "data.jsonl", ["apple"], side)
     with pytest.raises(ValueError, match=message):
         Trainer([ENV_ID], tiny_random_model(seed=0), algorithm="sft", config=sft_config(tmp_path, data, *extra))
+
+
+def test_train_command_runs_sft_and_refuses_missing_data_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mimesis_gym.algorithms.cli import train_main
+
+    data = write_data(tmp_path / "data.jsonl", ["apple", "bread"])
+    job = tmp_path / "job.json"
+    job.write_text(
+        json.dumps(
+            {
+                "envs": [ENV_ID],
+                "policy": "factory:mimesis_gym.algorithms.testing:tiny_random_model",
+                "algorithm": "sft",
+                "preset": "cpu-tiny",
+                "run": {"total_steps": 1, "output_dir": str(tmp_path / "run"), "progress": False},
+                "sft": {"data": str(data)},
+            }
+        )
+    )
+    assert train_main(["--config", str(job), "--set", "run.save_every=0"]) == 0
+    metrics = json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[-1])
+    assert metrics["sft/conversations"] == 4 and metrics["sft/dataset"] == 2 and metrics["sft/loss"] > 0
+    capsys.readouterr()
+    assert train_main(["--config", str(job), "--set", f"sft.data={tmp_path / 'missing.jsonl'}"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "missing.jsonl is not a file" in err

@@ -9,7 +9,8 @@ under ``accelerate launch`` (DDP, FSDP) without changes. One step, read top to b
 
 1. draw ``prompts_per_batch`` tasks (``tasks.TaskSchedule``); each is a group of ``G`` episodes with
    the same task and reset seed; whole groups go to ranks; collect this rank's episodes
-   token-exactly (``rollout.py``), all-gather them and cut them into mini-batches and rank shares;
+   token-exactly (``rollout.py``), all-gather them and cut them into mini-batches and rank shares
+   (an offline learner, SFT, supplies the step's records instead: ``Learner.episodes``);
 2. old log-probs of the rank's sequences, one no-grad pass per rollout batch (``services.py``);
 3. the learners' passes (``learners/``: InfoPO's counterfactuals, CSD's coach notes and teacher rows);
 4. advantages on the gathered per-turn metadata, identical on every rank (``advantage_step.py``);

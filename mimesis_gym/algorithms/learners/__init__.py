@@ -75,6 +75,8 @@ def select_learners(
     for learner in LEARNERS.values():
         learner.validate(config)
     chosen = [learner for learner in LEARNERS.values() if learner is named or learner.enabled(config)]
+    for learner in chosen:
+        learner.check_selected(config)
     replacing = [learner.name for learner in chosen if learner.advantages is not Learner.advantages]
     if len(replacing) > 1:
         raise ValueError(f"learners {', '.join(replacing)} would each replace the advantages; run one of them")

@@ -102,6 +102,13 @@ class Learner:
         """Raise ``ValueError`` naming the setting and the fix when ``config`` cannot run (called for every learner)."""
 
     @classmethod
+    def check_selected(cls, config: TrainerConfig) -> None:
+        """Raise ``ValueError`` naming the setting and the fix when this learner is selected but cannot run.
+
+        Called for the learners that will run only (after :meth:`validate`), before anything is loaded.
+        """
+
+    @classmethod
     def env_kwargs(cls, config: TrainerConfig) -> dict[str, Any]:
         """Extra keyword arguments of the training envs (a registered env id's own kwargs take precedence)."""
         return {}

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import logging
 import random
+from pathlib import Path
 
 import torch
 
 from mimesis_gym.algorithms.batching import Row
+from mimesis_gym.algorithms.config import TrainerConfig
 from mimesis_gym.algorithms.learners.base import Learner, MicroBatch, RolloutBatch
 from mimesis_gym.algorithms.records import Episode
 from mimesis_gym.algorithms.services import LoopServices
@@ -39,23 +41,30 @@ class SFT(Learner):
 
     name = "sft"
 
-    def __init__(self, services: LoopServices) -> None:
-        super().__init__(services)
-        cfg = self.config
-        if not cfg.sft.data:
+    @classmethod
+    def check_selected(cls, config: TrainerConfig) -> None:
+        """SFT needs existing ``sft.data`` files, temperature 1 and a step count."""
+        if not config.sft.data:
             raise ValueError(
                 "algorithm 'sft' needs sft.data: JSONL conversation files (`mimesis-gym collect` writes them)"
             )
-        if cfg.rollout.temperature != 1.0:
+        missing = [path for path in config.sft.data if not Path(path).is_file()]
+        if missing:
+            raise ValueError(f"sft.data: {missing[0]} is not a file (write one with `mimesis-gym collect`)")
+        if config.rollout.temperature != 1.0:
             raise ValueError(
                 f"algorithm 'sft' trains the log-likelihood at temperature 1 but rollout.temperature="
-                f"{cfg.rollout.temperature} scales the log-probs: set rollout.temperature=1"
+                f"{config.rollout.temperature} scales the log-probs: set rollout.temperature=1"
             )
-        if cfg.run.total_epochs is not None:
+        if config.run.total_epochs is not None:
             raise ValueError(
                 "algorithm 'sft' counts run.total_steps (rollout.prompts_per_batch conversations each); "
                 "run.total_epochs counts env tasks: unset it"
             )
+
+    def __init__(self, services: LoopServices) -> None:
+        super().__init__(services)
+        cfg = self.config
         self.examples, self.encoded = self.load(cfg.sft.data)
         self.minibatch_tokens = 0
         self.sums = {"nll": 0.0, "tokens": 0.0}
