@@ -672,7 +672,10 @@ def _cmd_collect(args: argparse.Namespace) -> int:
 
     if args.min_score is not None and not math.isfinite(args.min_score):
         _usage(f"--min-score must be a finite number, got {args.min_score}")
-    counts = collect(args.run_dirs, args.out, side=args.side, top_k=args.top_k, min_score=args.min_score)
+    try:
+        counts = collect(args.run_dirs, args.out, side=args.side, top_k=args.top_k, min_score=args.min_score)
+    except OSError as error:
+        _usage(f"--out {args.out} cannot be written: {error.strerror or error}")
     print(
         f"{counts['written']} conversation(s) of {counts['tasks']} task(s) from {counts['records']} record(s), "
         f"mean episode score {counts['mean_score']:.3f} -> {args.out}"

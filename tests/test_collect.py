@@ -124,6 +124,7 @@ def test_cli_collects_and_user_errors_are_one_line_exit_2(tmp_path: Path, capsys
         ([str(run), "--out", str(tmp_path / "u.jsonl"), "--side", "user"], "eval --privileged"),
         ([str(run), "--out", str(tmp_path / "n.jsonl"), "--min-score", "2"], "passed the selection"),
         ([str(run), "--out", str(tmp_path / "n.jsonl"), "--min-score", "nan"], "finite"),
+        ([str(run), "--out", str(tmp_path / "run" / "episodes.jsonl" / "x.jsonl")], "cannot be written"),
     ]:
         assert cli.main(["collect", *args]) == 2
         stderr = capsys.readouterr().err

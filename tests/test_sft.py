@@ -76,7 +76,7 @@ def test_template_that_drops_past_think_blocks_is_refused() -> None:
 
 def test_tool_calls_the_template_does_not_render_are_refused() -> None:
     data = copy.deepcopy(CONVERSATION)
-    data["messages"][2] = {"role": "assistant", "content": "", "tool_calls": [probe_tool_call()]}
+    data["messages"][2] = {"role": "assistant", "content": None, "tool_calls": [probe_tool_call()]}
     with pytest.raises(ValueError, match="does not render tool calls"):
         encode_conversation(SFTExample.model_validate(data), renderer(), "agent")
 

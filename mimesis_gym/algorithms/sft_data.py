@@ -53,13 +53,13 @@ class SFTMessage(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     role: Literal["system", "user", "assistant", "tool"]
-    content: str = ""
+    content: str | None = Field("", description="None (an OpenAI tool-call message) reads as empty")
     tool_calls: list[dict[str, Any]] | None = None
     train: bool = True
 
     def chat(self) -> dict[str, Any]:
-        """The message as the chat template receives it (without ``train``)."""
-        return self.model_dump(exclude={"train"}, exclude_none=True)
+        """The message as the chat template receives it (without ``train``; ``content`` always a string)."""
+        return {**self.model_dump(exclude={"train"}, exclude_none=True), "content": self.content or ""}
 
 
 class SFTExample(BaseModel):
