@@ -100,6 +100,7 @@ bench-learn: $(VENV)/.installed-dev
 	$(PY) benchmarks/learner_efficiency.py --threads 1
 	$(PY) benchmarks/learning_grpo.py --threads 1
 	$(PY) benchmarks/learning_grpo.py --algorithm csd --threads 1 --set rollout.mask_truncated_turns=true
+	$(PY) benchmarks/learning_sft.py --threads 1
 	$(PY) examples/sb3_telepathy.py
 
 bench-users: $(VENV)/.installed-dev $(VLLM_VENV)/.installed-vllm

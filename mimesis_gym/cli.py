@@ -901,6 +901,15 @@ def build_parser() -> argparse.ArgumentParser:
     users_report.add_argument("--no-progress", action="store_true")
     users_report.set_defaults(run=_cmd_users_report)
 
+    # ---- collect: eval records -> SFT conversations (docs/evaluation.md, "Collect")
+    gather = commands.add_parser("collect", help="turn eval runs into SFT conversations (JSONL) for algorithm sft")
+    gather.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="directories written by `mimesis-gym eval`")
+    gather.add_argument("--out", required=True, metavar="FILE.jsonl", help="the SFT data file to write")
+    gather.add_argument("--top-k", type=_int_at_least(1), help="best records kept per env and task (agent default 1)")
+    gather.add_argument("--min-score", type=float, help="keep records whose episode score is at least this")
+    gather.add_argument("--side", choices=["agent", "user"], default="agent", help="whose turns carry the loss")
+    gather.set_defaults(run=_cmd_collect)
+
     commands.add_parser(
         "train", help="train an agent (docs/algorithms.md): --config FILE [--set key=value ...]", add_help=False
     )
@@ -931,6 +940,23 @@ def build_parser() -> argparse.ArgumentParser:
     verl.add_argument("--reward", choices=["episode_score", "turn_rewards"], default="episode_score")
     verl.set_defaults(run=_cmd_verl_data)
     return parser
+
+
+def _cmd_collect(args: argparse.Namespace) -> int:
+    """``collect``: write the selected records as SFT lines; a CollectError is one line, exit 2."""
+    from mimesis_gym.evaluation.collect import collect
+
+    if args.min_score is not None and not math.isfinite(args.min_score):
+        _usage(f"--min-score must be a finite number, got {args.min_score}")
+    try:
+        counts = collect(args.run_dirs, args.out, side=args.side, top_k=args.top_k, min_score=args.min_score)
+    except OSError as error:
+        _usage(f"--out {args.out} cannot be written: {error.strerror or error}")
+    print(
+        f"{counts['written']} conversation(s) of {counts['tasks']} task(s) from {counts['records']} record(s), "
+        f"mean episode score {counts['mean_score']:.3f} -> {args.out}"
+    )
+    return 0
 
 
 DEMO_MAX_TURNS = 6

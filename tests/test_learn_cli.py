@@ -17,7 +17,7 @@ def must_not_load():
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        (GOOD + "algorithm: ppo\n", "unknown algorithm 'ppo'; known: grpo, grpo-outcome, foldgrpo, infopo, csd"),
+        (GOOD + "algorithm: ppo\n", "unknown algorithm 'ppo'; known: grpo, grpo-outcome, foldgrpo, infopo, csd, sft"),
         (GOOD + "algorithm: [grpo]\n", "algorithm must be a name"),
         ("envs: [mimesis_testing/KeywordEcho-v0\npolicy: tiny\n", "is not valid YAML: expected ',' or ']'"),
         (
@@ -68,5 +68,5 @@ def test_the_command_line_shows_no_traceback(tmp_path):
     )
     assert completed.returncode == 2
     assert completed.stderr.strip().splitlines() == [
-        "mimesis-gym train: unknown algorithm 'ppo'; known: grpo, grpo-outcome, foldgrpo, infopo, csd"
+        "mimesis-gym train: unknown algorithm 'ppo'; known: grpo, grpo-outcome, foldgrpo, infopo, csd, sft"
     ]

@@ -29,6 +29,7 @@ __all__ = [
     "OptimConfig",
     "RolloutConfig",
     "RunConfig",
+    "SFTConfig",
     "TrainerConfig",
     "UpdateConfig",
     "VLLMConfig",
@@ -235,6 +236,20 @@ class CSDConfig(_Group):
     coach: CoachConfig = Field(default_factory=CoachConfig)
 
 
+class SFTConfig(_Group):
+    """Supervised fine-tuning data (docs/algorithms.md, "SFT: the warm start"); read with ``algorithm="sft"``."""
+
+    data: list[str] = Field(default_factory=list, description="JSONL conversation files (`mimesis-gym collect`)")
+    side: Literal["agent", "user"] = Field("agent", description="loss on assistant turns, or user turns (simulator)")
+    max_tokens: int | None = Field(None, ge=2, description="drop longer conversations (None: prompt + response)")
+    shuffle: bool = Field(True, description="shuffle the conversations each epoch (seeded by the run seed)")
+
+    @field_validator("data", mode="before")
+    @classmethod
+    def _one_file(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+
 class RunConfig(_Group):
     """Length, seeds, outputs, evaluation and checkpoints (docs/algorithms.md, "Outputs and checkpoints")."""
 
@@ -296,6 +311,7 @@ class TrainerConfig(_Group):
     csd: CSDConfig = Field(default_factory=CSDConfig)
     run: RunConfig = Field(default_factory=RunConfig)
     vllm: VLLMConfig = Field(default_factory=VLLMConfig)
+    sft: SFTConfig = Field(default_factory=SFTConfig)
 
     @classmethod
     def preset(cls, name: str) -> TrainerConfig:

@@ -9,7 +9,8 @@ under ``accelerate launch`` (DDP, FSDP) without changes. One step, read top to b
 
 1. draw ``prompts_per_batch`` tasks (``tasks.TaskSchedule``); each is a group of ``G`` episodes with
    the same task and reset seed; whole groups go to ranks; collect this rank's episodes
-   token-exactly (``rollout.py``), all-gather them and cut them into mini-batches and rank shares;
+   token-exactly (``rollout.py``), all-gather them and cut them into mini-batches and rank shares
+   (an offline learner, SFT, supplies the step's records instead: ``Learner.episodes``);
 2. old log-probs of the rank's sequences, one no-grad pass per rollout batch (``services.py``);
 3. the learners' passes (``learners/``: InfoPO's counterfactuals, CSD's coach notes and teacher rows);
 4. advantages on the gathered per-turn metadata, identical on every rank (``advantage_step.py``);
@@ -350,12 +351,18 @@ class Trainer:
     def _collect(self, step: int) -> tuple[RolloutBatch, tuple[int, int]]:
         """This rank's groups collected and every rank's gathered; also the data cursor after this batch."""
         cfg = self.config
-        groups, next_position = self.schedule.draw(step, self.state.epoch, self.state.cursor)
-        requests = [request for g in groups[self.rank :: self.world] for request in self.schedule.requests(step, g)]
-        local = self.collector.collect(requests, seed=self.services.seed(step, 1, self.rank))
-        if hasattr(self.engine, "sleep"):
-            self.engine.sleep()  # vLLM: free the engine's memory for the update
-        episodes = sorted(self.services.gather(local), key=rollout_order)
+        position = (self.state.epoch, self.state.cursor)
+        supplied = next((s for learner in self.learners if (s := learner.episodes(step, *position)) is not None), None)
+        if supplied is not None:  # an offline learner's records, the same on every rank
+            episodes, next_position = supplied
+            local = episodes[self.rank :: self.world]
+        else:
+            groups, next_position = self.schedule.draw(step, *position)
+            requests = [r for g in groups[self.rank :: self.world] for r in self.schedule.requests(step, g)]
+            local = self.collector.collect(requests, seed=self.services.seed(step, 1, self.rank))
+            if hasattr(self.engine, "sleep"):
+                self.engine.sleep()  # vLLM: free the engine's memory for the update
+            episodes = sorted(self.services.gather(local), key=rollout_order)
         mine = {episode.rollout_id for episode in local}
         rows = training_rows(episodes)
         cut = minibatches(episodes, rows, cfg.update.mini_batch_prompts)
@@ -363,11 +370,15 @@ class Trainer:
             rank_share(episodes, rows, mb, rank=self.rank, world=self.world, balanced=cfg.update.balance) for mb in cut
         ]
         batch = RolloutBatch(step, episodes, [e for e in episodes if e.rollout_id in mine], rows, cut, shares)
+        batch.offline = supplied is not None
         return batch, next_position
 
     def _reuses_current_logprobs(self, batch: RolloutBatch) -> bool:
-        """One optimizer step per batch, no learner reading ``ℓ_old``: the detached current log-probs are ``ℓ_old``."""
+        """One optimizer step per batch, no learner reading ``ℓ_old`` (or offline records): the detached current
+        log-probs are ``ℓ_old``."""
         cfg = self.config
+        if batch.offline:  # no sampler: the PPO term of supplied records is not used
+            return True
         return (
             len(batch.minibatches) == 1
             and cfg.update.ppo_epochs == 1

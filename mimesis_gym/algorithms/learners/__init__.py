@@ -8,8 +8,8 @@ An ``algorithm`` name selects a configuration and the learners that run with it:
   ``grpo-outcome``, ``foldgrpo``, ``infopo``, ``csd``) set ``advantage.estimator`` and
   ``csd.enabled``; every registered learner whose :meth:`~Learner.enabled` holds for the resulting
   config runs (so a config file alone can turn InfoPO or CSD on);
-* a learner registered at run time (:func:`register_learner`) is selected by its own name and runs
-  with the config's estimator and CSD off.
+* a learner registered at run time (:func:`register_learner`), and the built-in ``sft``, is selected
+  by its own name and runs with the config's estimator and CSD off.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from mimesis_gym.algorithms.config import ALGORITHMS, AlgorithmConfig, TrainerCo
 from mimesis_gym.algorithms.learners.base import Learner, MicroBatch, RolloutBatch
 from mimesis_gym.algorithms.learners.csd import CSD
 from mimesis_gym.algorithms.learners.infopo import InfoPO
+from mimesis_gym.algorithms.learners.sft import SFT
 
 __all__ = [
     "LEARNERS",
@@ -48,6 +49,7 @@ def register_learner(learner: type[Learner], *, replace: bool = False) -> type[L
 
 register_learner(InfoPO)
 register_learner(CSD)
+register_learner(SFT)
 
 
 def algorithm_names() -> list[str]:
@@ -73,6 +75,8 @@ def select_learners(
     for learner in LEARNERS.values():
         learner.validate(config)
     chosen = [learner for learner in LEARNERS.values() if learner is named or learner.enabled(config)]
+    for learner in chosen:
+        learner.check_selected(config)
     replacing = [learner.name for learner in chosen if learner.advantages is not Learner.advantages]
     if len(replacing) > 1:
         raise ValueError(f"learners {', '.join(replacing)} would each replace the advantages; run one of them")

@@ -6,6 +6,7 @@ The loop of :meth:`~mimesis_gym.algorithms.trainer.Trainer.step` is the same for
 collect → old log-probs → learners' passes → advantages → PPO-clip update → log — and calls each
 active :class:`Learner` at fixed points, in this order:
 
+0. :meth:`Learner.episodes`: an offline learner (SFT) supplies the step's records instead of rollouts;
 1. :meth:`Learner.prepare` once per rollout batch, after ``ℓ_old`` (InfoPO's counterfactual
    forwards, CSD's coach notes and teacher rows);
 2. :meth:`Learner.advantages`: a learner may replace the configured estimator's advantages;
@@ -51,6 +52,8 @@ class RolloutBatch:
     minibatches: list[list[int]]
     shares: list[list[int]]
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    offline: bool = False
+    """The episodes came from a learner (:meth:`Learner.episodes`), not from rollouts."""
 
     @property
     def my_rows(self) -> list[Row]:
@@ -99,6 +102,13 @@ class Learner:
         """Raise ``ValueError`` naming the setting and the fix when ``config`` cannot run (called for every learner)."""
 
     @classmethod
+    def check_selected(cls, config: TrainerConfig) -> None:
+        """Raise ``ValueError`` naming the setting and the fix when this learner is selected but cannot run.
+
+        Called for the learners that will run only (after :meth:`validate`), before anything is loaded.
+        """
+
+    @classmethod
     def env_kwargs(cls, config: TrainerConfig) -> dict[str, Any]:
         """Extra keyword arguments of the training envs (a registered env id's own kwargs take precedence)."""
         return {}
@@ -106,6 +116,14 @@ class Learner:
     def __init__(self, services: LoopServices) -> None:
         self.services = services
         self.config = services.config
+
+    def episodes(self, step: int, epoch: int, cursor: int) -> tuple[list[Episode], tuple[int, int]] | None:
+        """Records to train on instead of this step's rollouts (an offline learner such as SFT), or ``None``.
+
+        Called on every rank with the trainer's data position; return the same episodes on every rank
+        (rollout ids ``'{step}:{group}:{member}'``) and the position after them, which a checkpoint keeps.
+        """
+        return None
 
     def prepare(self, batch: RolloutBatch) -> dict[str, float]:
         """Per-batch passes before the advantages; returns metrics to log."""
