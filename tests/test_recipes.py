@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -26,6 +27,12 @@ EXPECTED = {
     "userrl_plus": (*AGENT_PLAN, "user: mimesis-9b", "algorithm: grpo (estimator grpo_multiturn"),
     "infopo": (*AGENT_PLAN, "user: mimesis-9b", "algorithm: infopo (estimator infopo"),
     "csd": (*AGENT_PLAN, "user: mimesis-9b", "csd: alpha 0.01, beta 5.0, coach corrective, pairing reaction"),
+    "base_sft": (
+        f"envs: {TRAINING_ENVS}",
+        "policy: hf:Qwen/Qwen3-8B",
+        "algorithm: sft (",
+        "total              33.10 GiB",
+    ),
     "simulator_abcd": (
         "envs: mimesis/ABCDBehavior-v0",
         "algorithm: foldgrpo (estimator foldgrpo",
@@ -36,11 +43,12 @@ EXPECTED = {
 }
 
 
-def dry_run(recipe: Path) -> subprocess.CompletedProcess:
+def dry_run(recipe: Path, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}  # never the network: known architectures or "unknown"
     command = [sys.executable, "-m", "mimesis_gym.cli", "train", "--config", str(recipe), "--dry-run",
                "--accelerate-config", str(ROOT / "configs" / "accelerate" / "fsdp_8gpu.yaml")]  # fmt: skip
-    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=180)
+    return subprocess.run(command, capture_output=True, text=True, cwd=cwd, env={**env, "PYTHONPATH": str(ROOT)},
+                          timeout=180)  # fmt: skip
 
 
 def test_every_recipe_is_tested() -> None:
@@ -48,8 +56,18 @@ def test_every_recipe_is_tested() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_recipe_dry_runs_with_the_paper_settings(name: str) -> None:
-    result = dry_run(RECIPES / f"{name}.yaml")
+def test_recipe_dry_runs_with_the_paper_settings(name: str, tmp_path: Path) -> None:
+    if name == "base_sft":  # its data comes from `mimesis-gym collect`: one collected line stands in
+        (tmp_path / "data").mkdir()
+        line = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "[answer] x"}]}
+        (tmp_path / "data" / "base_sft.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    result = dry_run(RECIPES / f"{name}.yaml", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     for line in EXPECTED[name]:
         assert line in result.stdout, f"{line!r} missing from:\n{result.stdout}"
+
+
+def test_the_sft_recipe_names_its_missing_data_in_one_line(tmp_path: Path) -> None:
+    result = dry_run(RECIPES / "base_sft.yaml", cwd=tmp_path)
+    assert result.returncode == 2 and "base_sft.jsonl" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
