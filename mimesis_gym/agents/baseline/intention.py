@@ -1,7 +1,7 @@
 """Intention: one clarifying question per turn about the details most vague requests leave out.
 
-The questions are fixed and generic (timing, budget, people, place, experience, goal, style,
-scale, constraints, …), asked in order, the same for every task; none depends on the hidden list
+The questions are fixed and generic (budget, age, experience, duration, goal, style, place,
+deadline, people, …), asked in order, the same for every task; none depends on the hidden list
 of missing details.
 """
 
@@ -12,23 +12,24 @@ from mimesis_gym.agents.baseline.dialogue import Action, Dialogue
 __all__ = ["QUESTIONS", "next_action"]
 
 QUESTIONS = (
-    "What is the main goal or purpose you want to achieve with this?",
-    "When do you need it, and what is your timeline or deadline?",
-    "What budget do you have in mind, and how much are you willing to spend?",
-    "How many people are involved, and who is it for?",
-    "Where will this take place, or which location do you have in mind?",
-    "What is your current experience or skill level with this?",
-    "Which style, type or kind do you prefer?",
-    "How long should it last, and how often will you do it?",
-    "What size or scale are you thinking of?",
-    "Do you plan to do it yourself or hire a professional for help?",
-    "Are there any constraints, requirements or things you want to avoid?",
-    "Which tools, equipment or materials do you already have?",
-    "What matters most to you: quality, speed, cost or comfort?",
-    "How old are the people involved, and what are their needs?",
-    "What format or method would you like, such as online or in person?",
-    "Is there anything else important about your preferences that I should know?",
+    "What budget do you have, and how much are you willing to spend on it?",
+    "How old are you, or the people this is for?",
+    "What is your experience level: beginner, intermediate or advanced?",
+    "How long do you want it to take: how many hours, weeks or months?",
+    "What is your main goal or purpose with this?",
+    "Which style, theme or genre do you prefer?",
+    "Where will it be: which location, country, venue or room?",
+    "When is your deadline or date, and what does your schedule look like?",
+    "How many people are involved: are you alone, in a group, with kids or guests?",
+    "Do you prefer online or in person?",
+    "How far are you willing to travel: what distance in miles?",
+    "What are your interests or background related to this?",
+    "Which subject or topic matters most to you?",
+    "How much space do you have?",
+    "Is this for your job, and how does it fit with your income or salary?",
+    "Is there anything you want to avoid, or anything else you need?",
 )
+"""Generic questions worded with the terms that recur most in the train split's missing details."""
 
 
 def next_action(dialogue: Dialogue) -> Action:

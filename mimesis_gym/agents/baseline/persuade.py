@@ -1,8 +1,9 @@
 """Persuade: canned arguments against the claim, one per turn, covering the usual lines of attack.
 
-Each argument names the claim and one classic weakness of a policy proposal (cost, evidence,
-fairness, unintended consequences, accountability, freedom, better alternatives, risk, …). The
-order is fixed; it never reads the persuadee's hidden counterpoints.
+Each argument names the claim and one classic weakness of a policy proposal (cost, liberty,
+enforcement, evidence, unintended consequences, security and privacy, the slippery slope, better
+alternatives, fairness, experience elsewhere). The order is fixed, the same for every claim; it
+never reads the persuadee's hidden counterpoints.
 """
 
 from __future__ import annotations
@@ -12,26 +13,28 @@ from mimesis_gym.agents.baseline.dialogue import Action, Dialogue
 __all__ = ["ARGUMENTS", "next_action"]
 
 ARGUMENTS = (
-    "The evidence behind this claim is weak: studies and data do not show that it works, and the few results "
-    "people cite are small, biased or fail to replicate.",
-    "It would be expensive: the cost to taxpayers, businesses and families is high, and the money and time "
-    "would do more good elsewhere.",
-    "It is unfair: it hurts the poor, workers, children and small groups most, while those with power and "
-    "resources escape the burden.",
-    "It has unintended consequences: people change their behaviour to game the rules, creating new problems, "
-    "abuse and loopholes.",
-    "Nobody would be accountable: decisions become less transparent, and the public loses trust when no one "
-    "takes responsibility for mistakes.",
-    "It takes away freedom and choice: individuals, parents, teachers and local communities know their needs "
-    "better than a single rule imposed on everyone.",
-    "There are better alternatives: targeted reforms, training, incentives and improving the current system "
-    "achieve the goal with less risk.",
-    "The risks to safety, privacy, health and quality are real and hard to reverse once it is in place.",
-    "It is impractical to enforce: the administration, bureaucracy and workload would overwhelm staff and "
-    "slow everything down.",
-    "Experience elsewhere shows it fails: where it has been tried, it led to lower quality, higher prices and "
-    "public backlash.",
+    "It is expensive: the cost falls on taxpayers and families who cannot afford it, and the funding would be "
+    "better spent elsewhere.",
+    "It hits income and revenue: small businesses, customers and low-income households pay through higher "
+    "prices and tax, while the wealthy barely notice.",
+    "It cannot be enforced: enforcement needs staff and money nobody has, and people will find loopholes, move "
+    "the activity abroad or overseas, or turn to a black market run by criminals.",
+    "The evidence shows only a small effect: the benefit is negligible, a small share of the problem, and not "
+    "worth the disruption.",
+    "It takes away freedom: adults should be free to choose for themselves, and parents know their children's "
+    "needs better than a single rule.",
+    "Incentives work better than bans or mandates: reward good behaviour and raise awareness instead of forcing "
+    "everyone.",
+    "Nobody can even define it clearly: without a precise definition the rule is arbitrary, and responsibility "
+    "for mistakes falls on no one.",
+    "It has unintended consequences: people avoid or switch around the rule, accidents and waiting lists grow, "
+    "and services become crowded and overcrowded.",
+    "It creates new risks: hackers and attackers exploit every new system, and failures would be abandoned "
+    "halfway after costly experiments.",
+    "Other countries tried it and it failed: the results were closures, job losses and public backlash.",
 )
+"""Ten classic lines of attack on a proposal, worded with the terms that recur most in the train split's
+counterpoints (chosen on the train split, never on test tasks)."""
 
 
 def _claim(dialogue: Dialogue) -> str:

@@ -1,9 +1,11 @@
-"""Travel: search every aspect the request names, ask one concrete question each, recommend.
+"""Travel: per aspect the request names — search it, ask about the features shown, recommend one.
 
 The request's clauses (``a flight from A to B on …``, ``an apartment … from … to …``) become the
-search queries, with the trip's destination added where a clause names no city. After the searches
-it asks one concrete preference question per aspect, then recommends per aspect the option whose
-text shares the most words with the traveller's replies, cheapest first among equals.
+search queries, with the trip's destination added where a clause names no city. Aspect by aspect,
+it searches, asks which of the features listed in the results (amenities and paid extras, the
+most common first) matter to the traveller, and recommends the option whose text shares the most
+words with the reply, cheapest among equals. Aspects are finished one at a time, so a short turn
+budget still ends with recommendations.
 """
 
 from __future__ import annotations
@@ -16,12 +18,55 @@ from mimesis_gym.agents.baseline.dialogue import Action, Dialogue
 __all__ = ["ASPECTS", "next_action", "search_queries"]
 
 ASPECTS = {
-    "flight": ("flight", "Do you prefer a direct flight, and which departure time, airline or on-board amenities?"),
-    "hotel": ("hotel", "What hotel rating, location, breakfast or other amenities do you need?"),
-    "apartment": ("apartment", "How many bedrooms, guests and which amenities such as a kitchen or parking?"),
-    "car": ("rental car", "Which car type, size, transmission or fuel do you want for the rental car?"),
-    "restaurant": ("restaurant", "Which cuisine, rating or features like vegetarian food do you want?"),
+    "flight": "flight",
+    "hotel": "hotel",
+    "apartment": "apartment",
+    "car": "rental car",
+    "restaurant": "restaurant",
 }
+"""Aspect -> the noun a request uses for it."""
+MAX_FEATURES = 8
+HINTS = {
+    "dog": "pet",
+    "cat": "pet",
+    "pets": "pet",
+    "stairs": "wheelchair elevator accessible",
+    "ramp": "wheelchair accessible",
+    "level": "wheelchair accessible",
+    "wheelchair": "wheelchair accessible",
+    "baby": "crib",
+    "infant": "crib",
+    "laptop": "workspace",
+    "work": "workspace",
+    "cook": "kitchen",
+    "cooking": "kitchen",
+    "heat": "air conditioning",
+    "hot": "air conditioning",
+    "internet": "wi-fi",
+    "emails": "wi-fi",
+    "online": "wi-fi",
+    "movies": "entertainment",
+    "hungry": "meal",
+    "eat": "meal",
+    "legs": "legroom",
+    "luggage": "bag",
+    "suitcase": "bag",
+    "meat": "vegetarian",
+    "gluten": "gluten-free",
+    "late": "late",
+    "early": "early",
+    "quiet": "quiet",
+    "noise": "quiet",
+    "view": "view",
+    "wine": "wine",
+    "washing": "washer",
+    "laundry": "washer",
+    "clothes": "washer",
+    "parking": "parking",
+    "drive": "parking",
+}
+"""Words a traveller uses for a need -> the feature words options list (read between the lines)."""
+NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 _OPTION = re.compile(r"^\{.*\}$", re.MULTILINE)
 _WORD = re.compile(r"[a-z]{4,}")
 
@@ -33,10 +78,11 @@ def _destination(text: str) -> str:
 
 def search_queries(opening: str) -> list[tuple[str, str]]:
     """(aspect, query) for every aspect the opening request names, in the request's order."""
+    opening = opening.splitlines()[0] if opening else ""
     destination = _destination(opening)
     clauses = [c.strip(" .") for c in re.split(r",\s*(?:and\s+)?|\s+and\s+(?=an?\s)", opening) if c.strip()]
     queries = []
-    for aspect, (noun, _) in ASPECTS.items():
+    for aspect, noun in ASPECTS.items():
         clause = next((c for c in clauses if noun.split()[-1] in c.lower()), None)
         if clause is None or any(a == aspect for a, _ in queries):
             continue
@@ -67,27 +113,62 @@ def _price(option: dict[str, object]) -> float:
     return float("inf")
 
 
+def _features(options: list[dict[str, object]]) -> list[str]:
+    """The amenities, tags and paid extras of ``options``, most common first."""
+    counts: dict[str, int] = {}
+    for option in options:
+        for key in ("amenities", "tags", "service"):
+            value = option.get(key)
+            for feature in value if isinstance(value, (list, dict)) else ():
+                counts[str(feature)] = counts.get(str(feature), 0) + 1
+    return sorted(counts, key=lambda feature: (-counts[feature], feature))[:MAX_FEATURES]
+
+
+def _question(aspect: str, options: list[dict[str, object]]) -> str:
+    features = _features(options)
+    listed = f": {', '.join(features)}" if features else ""
+    return f"For the {ASPECTS[aspect]}, which of these matter to you{listed}? Anything else you need?"
+
+
+def party_size(opening: str) -> int:
+    """The number of travellers the request states (``family of six``, ``four friends``), else 1."""
+    match = re.search(
+        r"\b(two|three|four|five|six|seven|eight|nine|ten|\d+)\b(?= (?:friends|people|of us|adults))", opening
+    )
+    match = match or re.search(r"\bof (two|three|four|five|six|seven|eight|nine|ten|\d+)\b", opening)
+    if match is None:
+        return 1
+    word = match.group(1)
+    return int(word) if word.isdigit() else NUMBERS[word]
+
+
+def _wanted(reply: str) -> set[str]:
+    words = set(_WORD.findall(reply.lower())) | set(re.findall(r"[a-z]+", reply.lower())) & set(HINTS)
+    return {term for word in words for term in (word, *HINTS.get(word, "").split())}
+
+
+def _fits(option: dict[str, object], wanted: set[str]) -> int:
+    text = json.dumps(option).lower()
+    return sum(1 for term in wanted if term in text)
+
+
 def next_action(dialogue: Dialogue) -> Action:
-    """Search each aspect, then ask each aspect's question, then recommend one option per aspect."""
-    queries = search_queries(dialogue.opening)
+    """For each aspect in turn: search it, ask about its features, recommend; then finish."""
     searched = {e.content: e.feedback for e in dialogue.of("search")}
-    for _, query in queries:
+    asked = {e.content: e.feedback for e in dialogue.of("action")}
+    recommended = {e.content.strip() for e in dialogue.of("answer")}
+    for aspect, query in search_queries(dialogue.opening):
         if query not in searched:
             return {"choice": "search", "content": query}
-    asked = {e.content: e.feedback for e in dialogue.of("action")}
-    for aspect, _ in queries:
-        question = ASPECTS[aspect][1]
-        if question not in asked:
-            return {"choice": "action", "content": question}
-    wishes = set(_WORD.findall(" ".join(asked.values()).lower()))
-    recommended = {e.content.strip() for e in dialogue.of("answer")}
-    for _, query in queries:
         options = _options(searched[query])
         if not options or any(str(o["id"]) in recommended for o in options):
             continue
-        best = min(
-            options,
-            key=lambda o: (-len(wishes & set(_WORD.findall(json.dumps(o).lower()))), _price(o), str(o["id"])),
-        )
+        question = _question(aspect, options)
+        if question not in asked:
+            return {"choice": "action", "content": question}
+        wanted = _wanted(asked[question])
+        size = party_size(dialogue.opening)
+        roomy = [o for o in options if not isinstance(o.get("capacity"), int) or o["capacity"] >= size] or options
+        best = min(roomy, key=lambda o: (-_fits(o, wanted), _price(o), str(o["id"])))
         return {"choice": "answer", "content": str(best["id"])}
     return {"choice": "finish", "content": ""}

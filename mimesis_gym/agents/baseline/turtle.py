@@ -1,7 +1,7 @@
 """Turtle: fixed yes/no probes about the surface story, then a story built from what was confirmed.
 
-The probes are generic lateral-thinking questions (did weight or temperature matter, was someone
-hurt, was it deliberate, a misunderstanding, a lie, …) plus one about each of the surface's four
+The probes are generic lateral-thinking questions (was something broken, money, illness or an
+accident, a thief, a job, family, a mistake, …) plus one about each of the surface's four
 longest words, asked after the first four generic ones. After four probes it tells a story: the
 surface, then every probe answered "Yes" as a statement and every "No" as its denial; then it
 probes again and retells after every two further probes.
@@ -16,19 +16,20 @@ from mimesis_gym.agents.baseline.dialogue import Action, Dialogue
 __all__ = ["PROBES", "next_action"]
 
 PROBES = (
-    ("Was weight or balance important?", "weight and balance were important"),
-    ("Did the temperature, heat or cold matter?", "the temperature, the heat or the cold mattered"),
-    ("Did someone die or get hurt?", "someone died or got hurt"),
-    ("Was there a misunderstanding or a mistake?", "there was a misunderstanding or a mistake"),
-    ("Was it done on purpose to help or protect someone?", "it was done on purpose to help or protect someone"),
-    ("Did someone lie, pretend or hide the truth?", "someone lied, pretended or hid the truth"),
-    ("Could someone not see or hear, being blind or deaf?", "someone could not see or hear"),
-    ("Was it part of a job, a test or a game?", "it was part of a job, a test or a game"),
-    ("Was it a dream, a reflection or a picture?", "it was a dream, a reflection or a picture"),
-    ("Is an animal involved?", "an animal was involved"),
-    ("Is a family member, a child or a twin involved?", "a family member, a child or a twin was involved"),
-    ("Did it happen because of science or a physical effect?", "it happened because of science or a physical effect"),
+    ("Was something broken or faulty?", "something was broken or faulty"),
+    ("Is money involved, was someone paid?", "money was involved and someone was paid"),
+    ("Was someone sick, ill, injured or in an accident?", "someone was sick, ill, injured or in an accident"),
+    ("Was a thief or criminal trying to steal something?", "a thief or criminal was trying to steal something"),
+    ("Was it part of someone's job or work?", "it was part of someone's job or work"),
+    ("Is a family member, a wife, a mother or a child involved?", "a family member was involved"),
+    ("Did someone forget something or make a mistake?", "someone forgot something or made a mistake"),
+    ("Was it done on purpose, deliberately?", "it was done on purpose, deliberately"),
+    ("Is a dog, a pet or another animal involved?", "a dog, a pet or another animal was involved"),
+    ("Did someone die, or is someone dead?", "someone died"),
+    ("Was something hidden, fake or a trick?", "something was hidden, fake or a trick"),
+    ("Was someone afraid or scared?", "someone was afraid or scared"),
 )
+"""Generic probes worded with the terms that recur most in the train split's facts (never test tasks)."""
 FIRST_STORY_AFTER = 4
 _WORD = re.compile(r"[A-Za-z][a-z]{5,}")
 
