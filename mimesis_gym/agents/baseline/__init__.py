@@ -15,6 +15,7 @@ from collections.abc import Callable
 from mimesis_gym.agents.base import AgentTurn, Conversation, TextAgent, text_turn
 from mimesis_gym.agents.baseline import abcd, function, intention, persuade, search, tau, telepathy, travel, turtle
 from mimesis_gym.agents.baseline.dialogue import Action, Dialogue
+from mimesis_gym.agents.scripted import NoopAgent
 
 __all__ = ["STRATEGIES", "BaselineAgent", "strategy_for"]
 
@@ -44,8 +45,6 @@ class BaselineAgent(TextAgent):
     name = "scripted:baseline"
 
     def __init__(self) -> None:
-        from mimesis_gym.agents.scripted import NoopAgent
-
         self.fallback = NoopAgent()
 
     async def act(self, conv: Conversation, *, seed: int) -> AgentTurn:
