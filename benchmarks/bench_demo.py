@@ -3,7 +3,8 @@
 See docs/evaluation.md, "Benchmarks".
 
 Runs exactly what ``make run`` runs (every registered env on its shipped test pack, scripted users,
-the embedded tiny agent, 2 tasks per env, 8 turns, 64 agent tokens) into a temporary directory and
+four agents: the embedded tiny agent, scripted:baseline, scripted:random and oracle; 2 tasks per
+env, 6 turns, 64 agent tokens) into a temporary directory and
 prints the wall time, the per-env episode count, mean turns and mean agent seconds per turn, and the
 verdict against the demo's bounds: the demo must finish within 10 minutes on a 2-core CPU; above 8
 minutes the demo's turn cap is to be lowered (never the bound raised).

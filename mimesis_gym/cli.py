@@ -150,6 +150,7 @@ def _play_as_user(args: argparse.Namespace, env_id: str) -> int:
     """A person plays the user (``user="human"``) against ``--agent``; the judges stay scripted."""
     import asyncio
 
+    from mimesis_gym.agents.base import is_privileged
     from mimesis_gym.agents.registry import make_agent
 
     agent = make_agent(args.agent, max_tokens=args.agent_max_tokens)
@@ -161,7 +162,9 @@ def _play_as_user(args: argparse.Namespace, env_id: str) -> int:
         unwrapped: Any = env.unwrapped
         print(f"== {env_id} · task {info['task_id']} · you play the user against {args.agent} ==")
         conv = agent.start(unwrapped.system_prompt, unwrapped.tools, unwrapped.opening_messages)
-        conv.env = unwrapped
+        conv.env_id = env_id
+        if is_privileged(agent):
+            conv.env = unwrapped
         terminated = truncated = False
         turn = 0
         while not (terminated or truncated):
@@ -383,7 +386,7 @@ def _check_out_dir(out: Any) -> None:
         _usage(f"--out {out} cannot be used: {error.strerror or error}")
 
 
-def _eval_config(args: argparse.Namespace, out: Any) -> Any:
+def eval_config(args: argparse.Namespace, out: Any) -> Any:
     """The run's :class:`~mimesis_gym.evaluation.runner.EvalConfig`: the stored one on ``--resume`` (only pace
     flags may change), else built."""
     from pydantic import ValidationError
@@ -405,9 +408,9 @@ def _eval_config(args: argparse.Namespace, out: Any) -> Any:
                 _usage("--paper evaluates on the upstream UserRL test sets: pass --data-dir")
             settings.update(PAPER_EVAL)
         settings.update({key: value for key, value in given.items() if value is not None})
-        settings.setdefault("agents", ["tiny"])
+        settings.setdefault("agents", list(MAIN_JOB_AGENTS))
         settings.setdefault("users", ["scripted"])
-        demo = settings["agents"] == ["tiny"] and args.limit is None and not args.paper
+        demo = settings["agents"] in (["tiny"], list(MAIN_JOB_AGENTS)) and args.limit is None and not args.paper
         if demo:
             # 8 turns measured 8 min 11 s with eight envs on 2 quiet cores (bench_demo.py); above
             # 8 minutes the demo's turn cap is lowered, never its 10-minute bound raised.
@@ -419,7 +422,7 @@ def _eval_config(args: argparse.Namespace, out: Any) -> Any:
         _usage(_problems(error))
     if demo:
         print(
-            f"embedded defaults: tiny agent, {config.limit} tasks per env, agent max_tokens "
+            f"embedded defaults: agents {', '.join(config.agents)}, {config.limit} tasks per env, agent max_tokens "
             f"{config.agent_max_tokens}, {config.max_turns} turns (lift with --limit, --agent-max-tokens, "
             "--max-turns)",
             file=sys.stderr,
@@ -443,7 +446,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         _usage("--resume needs --out pointing at an earlier run")
     if out.exists() and not out.is_dir():
         _usage(f"--out {out} is a file, not a directory")
-    config = _eval_config(args, out)
+    config = eval_config(args, out)
     created = not out.exists()
     if not args.resume:
         _check_out_dir(out)
@@ -826,7 +829,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = commands.add_parser("eval", help="score agents across envs and users (the paper's protocol)")
     ev.add_argument("--envs", help="short env names, comma-separated, or all (default: every registered env)")
-    ev.add_argument("--agent", help="agent aliases, comma-separated (default: tiny)")
+    ev.add_argument(
+        "--agent", help="agent aliases, comma-separated (default: tiny, scripted:baseline, scripted:random, oracle)"
+    )
     ev.add_argument("--users", help="user aliases, comma-separated (default: scripted)")
     ev.add_argument("--judge", help="judge alias for every user (default: each user judges itself)")
     ev.add_argument("--trials", type=_int_at_least(1), help="episodes per task (default 1)")
@@ -961,6 +966,10 @@ def _cmd_collect(args: argparse.Namespace) -> int:
 
 DEMO_MAX_TURNS = 6
 """Turn cap of the embedded-defaults demo (``mimesis-gym eval`` with no arguments)."""
+
+MAIN_JOB_AGENTS = ("tiny", "scripted:baseline", "scripted:random", "oracle")
+"""The agents ``mimesis-gym eval`` compares when no ``--agent`` is given: the embedded tiny model, the
+fair scripted baseline, and the random floor and privileged oracle ceiling on the same tasks."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

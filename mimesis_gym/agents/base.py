@@ -7,20 +7,23 @@ from typing import Any, Protocol
 
 from mimesis_gym.core.chat import ChatFailure, Usage
 
-__all__ = ["Agent", "AgentTurn", "Conversation"]
+__all__ = ["Agent", "AgentTurn", "Conversation", "is_privileged", "text_turn"]
 
 
 @dataclass
 class Conversation:
     """The agent's side of one episode: the messages as sent and the env's tools.
 
-    ``env`` is set by the runner for privileged agents (the oracle) and ignored by the others.
+    ``env_id`` is the public id of the env being played (e.g. ``mimesis/TelepathyGym-v0``), set by
+    the runner for every agent. ``env`` is the env object itself, set only for privileged agents
+    (those with a true ``privileged`` attribute, i.e. the oracle); every other agent sees ``None``.
     """
 
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
     env: Any = None
     turn: int = 0
+    env_id: str = ""
 
 
 @dataclass
@@ -40,6 +43,7 @@ class AgentTurn:
 
 class Agent(Protocol):
     name: str
+    """Optional class attribute ``privileged: bool``: the runner hands such agents ``Conversation.env``."""
 
     def start(
         self, system: str, tools: list[dict[str, Any]], opening_messages: list[dict[str, Any]]
@@ -62,3 +66,14 @@ class TextAgent:
         conv.messages.append(turn.message)
         conv.messages.append({"role": "user", "content": feedback})
         conv.turn += 1
+
+
+def is_privileged(agent: object) -> bool:
+    """Whether ``agent`` may be handed the env object (``Conversation.env``): its ``privileged`` attribute."""
+    return bool(getattr(agent, "privileged", False))
+
+
+def text_turn(action: str | dict[str, Any]) -> AgentTurn:
+    """The turn for a grammar action; the message text is ``[choice] content`` (or the plain text)."""
+    text = action if isinstance(action, str) else f"[{action['choice']}] {action.get('content', '')}".strip()
+    return AgentTurn(action=action, message={"role": "assistant", "content": text})

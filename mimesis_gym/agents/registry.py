@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from mimesis_gym.agents.baseline import BaselineAgent
 from mimesis_gym.agents.http import ToolCallingAgent
 from mimesis_gym.agents.local import LocalAgent
 from mimesis_gym.agents.scripted import NoopAgent, OracleTextAgent, RandomAgent
@@ -30,6 +31,7 @@ KNOWN_AGENTS = (
     "hf:<path>",
     "openai:<model>[@<base_url>]",
     "scripted:noop",
+    "scripted:baseline",
     "scripted:random[:<delay>]",
     "oracle",
     *RELEASED_AGENTS,
@@ -49,6 +51,8 @@ def make_agent(
         return LocalAgent(key[3:], name=key, max_tokens=max_tokens, temperature=temperature)
     if lowered == "scripted:noop":
         return NoopAgent()
+    if lowered == "scripted:baseline":
+        return BaselineAgent()
     if lowered == "scripted:random" or lowered.startswith("scripted:random:"):
         delay = lowered.removeprefix("scripted:random").lstrip(":")
         try:

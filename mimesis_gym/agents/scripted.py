@@ -1,12 +1,12 @@
-"""Scripted baseline agents: ``scripted:noop``, ``scripted:random[:delay]``, ``oracle``."""
+"""Simple scripted agents: ``scripted:noop``, ``scripted:random[:delay]``, ``oracle`` (``scripted:baseline``
+lives in :mod:`mimesis_gym.agents.baseline`)."""
 
 from __future__ import annotations
 
 import asyncio
 import random
-from typing import Any
 
-from mimesis_gym.agents.base import AgentTurn, Conversation, TextAgent
+from mimesis_gym.agents.base import AgentTurn, Conversation, TextAgent, text_turn
 from mimesis_gym.agents.grammar import allowed_choices
 
 __all__ = ["NoopAgent", "OracleTextAgent", "RandomAgent"]
@@ -21,11 +21,6 @@ CANNED = {
 }
 
 
-def _turn(action: str | dict[str, Any]) -> AgentTurn:
-    text = action if isinstance(action, str) else f"[{action['choice']}] {action.get('content', '')}".strip()
-    return AgentTurn(action=action, message={"role": "assistant", "content": text})
-
-
 class NoopAgent(TextAgent):
     """Always the same harmless move: a clarifying question, or a fixed answer."""
 
@@ -34,11 +29,11 @@ class NoopAgent(TextAgent):
     async def act(self, conv: Conversation, *, seed: int) -> AgentTurn:
         choices = allowed_choices(conv.tools)
         if not conv.tools:
-            return _turn("Hello, I need some help with my account.")
+            return text_turn("Hello, I need some help with my account.")
         asking = next((c for c in choices if c not in ("answer", "finish")), None)
         if asking is not None:
-            return _turn({"choice": asking, "content": QUESTION})
-        return _turn({"choice": "answer", "content": ANSWER})
+            return text_turn({"choice": asking, "content": QUESTION})
+        return text_turn({"choice": "answer", "content": ANSWER})
 
 
 class RandomAgent(TextAgent):
@@ -54,15 +49,16 @@ class RandomAgent(TextAgent):
         choices = allowed_choices(conv.tools) or ["action"]
         choice = random.Random(seed).choice(choices)
         if choice == "finish":
-            return _turn({"choice": "finish"})
-        return _turn({"choice": choice, "content": CANNED[choice]})
+            return text_turn({"choice": "finish"})
+        return text_turn({"choice": choice, "content": CANNED[choice]})
 
 
 class OracleTextAgent(TextAgent):
     """The env's privileged oracle (``env.unwrapped.oracle_action()``); for tests and sanity runs."""
 
     name = "oracle"
+    privileged = True
 
     async def act(self, conv: Conversation, *, seed: int) -> AgentTurn:
         action = conv.env.oracle_action() if conv.env is not None else None
-        return _turn(action if action is not None else "[finish]")
+        return text_turn(action if action is not None else "[finish]")

@@ -19,6 +19,7 @@ from typing import Any
 import gymnasium as gym
 import httpx
 
+from mimesis_gym.agents.base import is_privileged
 from mimesis_gym.agents.registry import make_agent
 from mimesis_gym.core.errors import EndpointUnavailableError
 from mimesis_gym.core.redact import redact
@@ -143,7 +144,9 @@ def check_agent(alias: str, env_id: str = "mimesis/FunctionGym-v0", *, max_token
         env.reset(seed=0)
         base = env.unwrapped
         conv = agent.start(base.system_prompt, base.tools, base.opening_messages)
-        conv.env = base
+        conv.env_id = env_id
+        if is_privileged(agent):
+            conv.env = base
         turn = asyncio.run(agent.act(conv, seed=0))
     except EndpointUnavailableError as error:
         return [CheckResult(f"agent {alias}", "turn", False, str(error))]

@@ -32,6 +32,7 @@ import gymnasium as gym
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 import mimesis_gym
+from mimesis_gym.agents.base import is_privileged
 from mimesis_gym.agents.registry import make_agent
 from mimesis_gym.core.errors import ConfigurationError, EndpointUnavailableError, unavailable_from_dict
 from mimesis_gym.core.redact import redact
@@ -272,7 +273,9 @@ async def _run_unit(
         ).unwrapped
         obs, info = await env.areset(seed=unit.seed, options={"task_id": unit.task_id, "episode_id": episode_id})
         conv = agent.start(env.system_prompt, env.tools, env.opening_messages)
-        conv.env = env
+        conv.env_id = unit.env_id
+        if is_privileged(agent):
+            conv.env = env
         record.score_context = env.score_context()
         agent_usage = {"calls": 0, "attempts": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0}
         record.usage["agent"] = agent_usage
