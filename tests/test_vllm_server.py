@@ -308,3 +308,28 @@ def test_eval_of_abcd_with_the_tiny_customer_reports_the_abcd_table(vllm_base_ur
     assert set(counts) <= {"ok", "user_failure"} and sum(counts.values()) == 1
     summary = (tmp_path / "summary.md").read_text()
     assert "## ABCD realistic behaviors" in summary and "| Agent | Travel" not in summary
+
+
+def test_a_constrained_agent_gets_schema_valid_actions_from_vllm(vllm_base_url):
+    """vLLM's structured outputs hold the tiny model to ``{"choice", "content"}``.
+
+    See docs/evaluation.md, "Constrained actions". A reply cut at the token limit is the only excuse,
+    and not for every seed.
+    """
+    from mimesis_gym.agents.base import Conversation
+    from mimesis_gym.agents.registry import make_agent
+    from mimesis_gym.core.actions import ParsedAction, interact_with_env_tool, parse_action
+
+    accepted = {"action", "answer", "finish"}
+    agent = make_agent(f"openai:tiny@{vllm_base_url}", max_tokens=96, temperature=1.0, constrained=True)
+    parsed = []
+    for seed in (0, 1, 2):
+        conv = Conversation(messages=[*MESSAGES], tools=[interact_with_env_tool(accepted)])
+        turn = asyncio.run(agent.act(conv, seed=seed))
+        assert turn.failure is None and turn.constrained
+        result = parse_action(turn.action, accepted)
+        if isinstance(result, ParsedAction):
+            parsed.append(result)
+        else:  # only a reply cut mid-JSON may fail to parse
+            assert not turn.action.rstrip().endswith("}"), (turn.action, result)
+    assert parsed and all(action.kind in accepted for action in parsed)
