@@ -350,6 +350,7 @@ def _given_settings(args: argparse.Namespace) -> dict[str, Any]:
         "role_max_tokens": args.role_max_tokens,
         "user_failures": args.user_failures,
         "on_no_tool_call": args.on_no_tool_call,
+        "constrained_actions": args.constrained_actions,
         "data_dir": args.data_dir,
         "workers": args.workers,
         "ray_address": args.ray_address,
@@ -416,6 +417,7 @@ def eval_config(args: argparse.Namespace, out: Any) -> Any:
             # 8 minutes the demo's turn cap is lowered, never its 10-minute bound raised.
             settings.setdefault("max_turns", DEMO_MAX_TURNS)
             settings.setdefault("agent_max_tokens", 64)
+            settings.setdefault("constrained_actions", True)
             settings["limit"] = 2
         config = EvalConfig(**settings)
     except ValidationError as error:
@@ -848,6 +850,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--role-max-tokens", type=_int_at_least(1), help="cap on every user/judge call's max_tokens")
     ev.add_argument("--user-failures", choices=["exclude", "include"], help="scoring mode (default exclude)")
     ev.add_argument("--on-no-tool-call", choices=["grammar", "end"], help="HTTP agents without a tool call")
+    ev.add_argument(
+        "--constrained-actions", action=argparse.BooleanOptionalAction, default=None,
+        help="decode local agents' turns under the action grammar, ask HTTP agents for structured outputs "
+        "(default: on for the embedded demo, off otherwise)",
+    )  # fmt: skip
     ev.add_argument("--data-dir", help="UserRL root: evaluate on the upstream task sets (pack='upstream')")
     ev.add_argument("--paper", action="store_true", help="the paper's preset (needs --data-dir)")
     ev.add_argument("--workers", type=_int_at_least(1), help="worker processes sharing the units (default 1)")

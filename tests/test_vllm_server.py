@@ -325,3 +325,28 @@ def test_users_report_of_the_tiny_model_over_http_beside_the_scripted_user(vllm_
         assert set(metrics["role_faults"]) == {"assistant", "ai", "character", "any"}
     assert report["users"][tiny_user]["envs"]["abcd"]["replies"] > 0  # the tiny model as the customer
     assert f"| {tiny_user} |" in (tmp_path / "users_report.md").read_text().splitlines()[2]
+
+
+def test_a_constrained_agent_gets_schema_valid_actions_from_vllm(vllm_base_url):
+    """vLLM's structured outputs hold the tiny model to ``{"choice", "content"}``.
+
+    See docs/evaluation.md, "Constrained actions". A reply cut at the token limit is the only excuse,
+    and not for every seed.
+    """
+    from mimesis_gym.agents.base import Conversation
+    from mimesis_gym.agents.registry import make_agent
+    from mimesis_gym.core.actions import ParsedAction, interact_with_env_tool, parse_action
+
+    accepted = {"action", "answer", "finish"}
+    agent = make_agent(f"openai:tiny@{vllm_base_url}", max_tokens=96, temperature=1.0, constrained=True)
+    parsed = []
+    for seed in (0, 1, 2):
+        conv = Conversation(messages=[*MESSAGES], tools=[interact_with_env_tool(accepted)])
+        turn = asyncio.run(agent.act(conv, seed=seed))
+        assert turn.failure is None and turn.constrained
+        result = parse_action(turn.action, accepted)
+        if isinstance(result, ParsedAction):
+            parsed.append(result)
+        else:  # only a reply cut mid-JSON may fail to parse
+            assert not turn.action.rstrip().endswith("}"), (turn.action, result)
+    assert parsed and all(action.kind in accepted for action in parsed)

@@ -37,6 +37,8 @@ class AgentTurn:
     prompt_ids: list[int] | None = None
     completion_ids: list[int] | None = None
     logprobs: list[float] | None = None
+    constrained: bool = False
+    """The completion was decoded under the action grammar; ``logprobs`` are the constrained distribution's."""
     end: bool = False
     """The agent ends the episode here (no tool call under ``on_no_tool_call="end"``)."""
 

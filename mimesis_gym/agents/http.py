@@ -7,6 +7,13 @@ Without a tool call, ``on_no_tool_call="grammar"`` reads a tagged line from the 
 ``"end"`` ends the episode, as the paper's harness did. Transport, timeouts, adaptation and keys
 are the users' HTTP client's; retries follow its policy with ``max_retries`` 9.
 
+With ``constrained=True`` (docs/evaluation.md, "Constrained actions") the tools are not sent; the
+request asks for structured outputs instead (``response_format`` of type ``json_schema`` with
+:func:`~mimesis_gym.agents.constrained.action_json_schema`, which vLLM's OpenAI server enforces while
+decoding), and the reply's content, ``{"choice": …, "content": …}``, is the action (the env reads such
+JSON text as a tool call). A server that refuses schemas gets a JSON object request instead (the
+client's adaptation) and those turns are not recorded as constrained.
+
 The response is read by :func:`read_agent_reply`: a body of the wrong shape (``choices`` null, a
 ``message`` that is not an object, ``tool_calls`` that are not a list of objects) is a
 ``bad_response`` failure naming the field, and every string is made encodable first.
@@ -19,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from mimesis_gym.agents.base import AgentTurn, Conversation, TextAgent
+from mimesis_gym.agents.constrained import action_json_schema
 from mimesis_gym.agents.grammar import parse_agent_text
 from mimesis_gym.core.chat import ChatFailure, Usage
 from mimesis_gym.core.conventions import TRANSPORT_KINDS, AttemptError, RetryPolicy, reinline_reasoning
@@ -123,8 +131,10 @@ class ToolCallingAgent(TextAgent):
         on_no_tool_call: Literal["grammar", "end"] = "grammar",
         reinline: Literal["auto", "on", "off"] = "auto",
         hints: EndpointHints | None = None,
+        constrained: bool = False,
     ) -> None:
-        """``hints``: what :class:`~mimesis_gym.core.errors.AgentUnavailableError` tells the person to do."""
+        """``hints``: what :class:`~mimesis_gym.core.errors.AgentUnavailableError` tells the person to do;
+        ``constrained``: ask for the action as structured output instead of a tool call."""
         self.name = name
         self.client = OpenAIChatModel(
             config.model_copy(update={"max_retries": 9, "json_mode": "off"}), name=name, party="agent", hints=hints
@@ -134,11 +144,14 @@ class ToolCallingAgent(TextAgent):
         self.temperature = temperature
         self.tool_choice = tool_choice
         self.on_no_tool_call = on_no_tool_call
+        self.constrained = constrained
         self.reinline = reinline == "on" or (reinline == "auto" and is_loopback(config.base_url))
 
     async def act(self, conv: Conversation, *, seed: int) -> AgentTurn:
-        body = self.client.request_body(conv.messages, self.max_tokens, self.temperature, seed)
-        if conv.tools:
+        structured = self.constrained and bool(conv.tools)
+        schema = action_json_schema(conv.tools) if structured else None
+        body = self.client.request_body(conv.messages, self.max_tokens, self.temperature, seed, json_schema=schema)
+        if conv.tools and not structured:
             body["tools"] = conv.tools
             body["tool_choice"] = self.tool_choice
         attempts = 0
@@ -188,6 +201,10 @@ class ToolCallingAgent(TextAgent):
                 ],
             }
             return AgentTurn(action=action, message=assistant, usage=usage)
+        if structured:  # constrained only while the server still takes the schema (adaptation may drop it)
+            constrained = (body.get("response_format") or {}).get("type") == "json_schema"
+            message = {"role": "assistant", "content": shown}
+            return AgentTurn(action=content.strip(), message=message, usage=usage, constrained=constrained)
         if self.on_no_tool_call == "end":
             return AgentTurn(action="", message={"role": "assistant", "content": shown}, usage=usage, end=True)
         return AgentTurn(action=parse_agent_text(content), message={"role": "assistant", "content": shown}, usage=usage)

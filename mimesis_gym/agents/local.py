@@ -3,6 +3,8 @@
 The engine is the one users share (``core.local_lm``), so concurrent episodes' agent turns are
 batched together. The tiny model's chat template ignores tools, so the grammar note is appended to
 the system prompt and actions are parsed from text (``<tool_call>`` blocks or tagged lines).
+With ``constrained=True`` every turn of an env with tools is decoded under the action grammar
+(:mod:`mimesis_gym.agents.constrained`), so it is always one valid tagged line.
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ import asyncio
 from typing import Any
 
 from mimesis_gym.agents.base import AgentTurn, Conversation, TextAgent
+from mimesis_gym.agents.constrained import action_constraint
 from mimesis_gym.agents.grammar import grammar_instructions, parse_agent_text
 from mimesis_gym.core.chat import ChatFailure, Usage
+from mimesis_gym.core.constrained import require_llguidance
 from mimesis_gym.core.local_lm import LocalLM, get_local_lm
 from mimesis_gym.core.text import clean_text
 
@@ -23,12 +27,24 @@ class LocalAgent(TextAgent):
     """A transformers model acting through the text grammar; keeps token ids and log-probs per turn."""
 
     def __init__(
-        self, path: str | None = None, *, name: str = "tiny", max_tokens: int = 2048, temperature: float = 0.0
+        self,
+        path: str | None = None,
+        *,
+        name: str = "tiny",
+        max_tokens: int = 2048,
+        temperature: float = 0.0,
+        constrained: bool = False,
     ) -> None:
+        """``constrained``: decode turns of envs with tools under the action grammar (llguidance, extra
+        ``local``; :class:`ConfigurationError` here when it is missing); their log-probs are those of the
+        constrained distribution and :attr:`AgentTurn.constrained` is set."""
         self.path = path
         self.name = name
         self.max_tokens = max_tokens
         self.temperature = temperature
+        self.constrained = constrained
+        if constrained:
+            require_llguidance()
         self._engine: LocalLM | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -53,8 +69,11 @@ class LocalAgent(TextAgent):
         try:
             engine = await asyncio.to_thread(self._load)
             prompt_ids = engine.render(conv.messages)
+            constraint = None
+            if self.constrained and conv.tools:
+                constraint = await asyncio.to_thread(action_constraint, engine.tokenizer, conv.tools)
             generation = await engine.generate(
-                prompt_ids, max_tokens=self.max_tokens, temperature=self.temperature, seed=seed
+                prompt_ids, max_tokens=self.max_tokens, temperature=self.temperature, seed=seed, constraint=constraint
             )
         except asyncio.CancelledError:
             raise
@@ -75,4 +94,5 @@ class LocalAgent(TextAgent):
             prompt_ids=generation.prompt_ids,
             completion_ids=generation.completion_ids,
             logprobs=generation.logprobs,
+            constrained=constraint is not None,
         )

@@ -39,16 +39,25 @@ KNOWN_AGENTS = (
 
 
 def make_agent(
-    alias: str, *, max_tokens: int = 2048, temperature: float = 0.0, on_no_tool_call: str = "grammar"
+    alias: str,
+    *,
+    max_tokens: int = 2048,
+    temperature: float = 0.0,
+    on_no_tool_call: str = "grammar",
+    constrained: bool = False,
 ) -> Any:
-    """Build the agent for ``alias``; ``ConfigurationError`` (a ``ValueError``) listing the known ones otherwise."""
+    """Build the agent for ``alias``; ``ConfigurationError`` (a ``ValueError``) listing the known ones otherwise.
+
+    ``constrained``: local agents decode under the action grammar, HTTP agents ask for structured outputs
+    (docs/evaluation.md, "Constrained actions"); scripted agents and the oracle ignore it.
+    """
     key = alias.strip()
     lowered = key.lower()
     if lowered == "tiny":
-        return LocalAgent(None, name="tiny", max_tokens=max_tokens, temperature=temperature)
+        return LocalAgent(None, name="tiny", max_tokens=max_tokens, temperature=temperature, constrained=constrained)
     if lowered.startswith("hf:") and len(key) > 3:
         check_local_model_path(key[3:], key)
-        return LocalAgent(key[3:], name=key, max_tokens=max_tokens, temperature=temperature)
+        return LocalAgent(key[3:], name=key, max_tokens=max_tokens, temperature=temperature, constrained=constrained)
     if lowered == "scripted:noop":
         return NoopAgent()
     if lowered == "scripted:baseline":
@@ -65,6 +74,7 @@ def make_agent(
         "max_tokens": max_tokens,
         "temperature": temperature,
         "on_no_tool_call": on_no_tool_call,
+        "constrained": constrained,
     }
     if lowered in RELEASED_AGENTS:
         endpoint, hints = released_agent_endpoint(lowered)

@@ -21,7 +21,10 @@ import threading
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mimesis_gym.core.constrained import TokenConstraint
 
 __all__ = ["Generation", "LocalLM", "get_local_lm"]
 
@@ -52,6 +55,7 @@ class _Request:
     temperature: float
     seed: int | None
     future: asyncio.Future[Generation] = field(repr=False)
+    constraint: TokenConstraint | None = None
 
 
 class LocalLM:
@@ -140,9 +144,19 @@ class LocalLM:
     # -- generation ------------------------------------------------------------------------------
 
     async def generate(
-        self, prompt_ids: Sequence[int], *, max_tokens: int, temperature: float, seed: int | None
+        self,
+        prompt_ids: Sequence[int],
+        *,
+        max_tokens: int,
+        temperature: float,
+        seed: int | None,
+        constraint: TokenConstraint | None = None,
     ) -> Generation:
-        """Queue one request on this event loop's batcher and wait for its result."""
+        """Queue one request on this event loop's batcher and wait for its result.
+
+        With a ``constraint`` (:mod:`mimesis_gym.core.constrained`), the row's tokens are chosen from, and its
+        log-probs taken of, the constrained distribution; the constraint is told every chosen token.
+        """
         if max_tokens < 1:
             raise ValueError("max_tokens must be positive")
         await asyncio.to_thread(self.load)
@@ -155,7 +169,7 @@ class LocalLM:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
         future: asyncio.Future[Generation] = loop.create_future()
-        await queue.put(_Request(list(prompt_ids), max_tokens, float(temperature), seed, future))
+        await queue.put(_Request(list(prompt_ids), max_tokens, float(temperature), seed, future, constraint))
         return await future
 
     async def _batch_forever(self, queue: asyncio.Queue[_Request]) -> None:
@@ -226,13 +240,18 @@ class LocalLM:
                     if finish[row] is not None:
                         chosen.append(pad_id)
                         continue
+                    row_log_probs = (
+                        log_probs[row] if request.constraint is None else request.constraint.log_probs(logits[row])
+                    )
                     if request.temperature <= 0:
-                        token = int(torch.argmax(log_probs[row]))
+                        token = int(torch.argmax(row_log_probs))
                     else:
-                        probs = torch.softmax(log_probs[row] / request.temperature, dim=-1)
+                        probs = torch.softmax(row_log_probs / request.temperature, dim=-1)
                         token = int(torch.multinomial(probs, 1, generator=generators[row]))
+                    if request.constraint is not None:
+                        request.constraint.accept(token)
                     completions[row].append(token)
-                    logprobs[row].append(float(log_probs[row, token]))
+                    logprobs[row].append(float(row_log_probs[token]))
                     if token in self._stop_ids:
                         finish[row] = "stop"
                     elif len(completions[row]) >= request.max_tokens:

@@ -21,6 +21,8 @@ class StepRecord(BaseModel):
     action_kind: str | None
     content: str
     valid_action: bool
+    constrained: bool = False
+    """The agent decoded this action under the action grammar (docs/evaluation.md, "Constrained actions")."""
     observation: str
     reward: float
     reward_parts: dict[str, Any]

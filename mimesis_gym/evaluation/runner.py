@@ -97,6 +97,9 @@ class EvalConfig(BaseModel):
     data_dir: str | None = Field(None, description="UserRL root: every env uses pack='upstream' from it")
     user_kwargs: dict[str, Any] = Field(default_factory=dict, description="overrides for every HTTP user")
     on_no_tool_call: Literal["grammar", "end"] = "grammar"
+    constrained_actions: bool = Field(
+        False, description="local agents decode under the action grammar; HTTP agents ask for structured outputs"
+    )
     preset: str | None = None
     workers: int = Field(1, ge=1, description="worker processes (spawned); this process stays the only writer")
     ray_address: str | None = Field(None, description="run the workers as Ray actors on this cluster (extra `ray`)")
@@ -316,6 +319,7 @@ async def _run_unit(
                     action_kind=info["action_kind"],
                     content=_content(decision.action),
                     valid_action=info["valid_action"],
+                    constrained=decision.constrained,
                     observation=obs,
                     reward=reward,
                     reward_parts=info["reward_parts"],
@@ -570,6 +574,7 @@ class RunParties:
                 max_tokens=config.agent_max_tokens,
                 temperature=config.temperature,
                 on_no_tool_call=config.on_no_tool_call,
+                constrained=config.constrained_actions,
             )
             for alias in config.agents
         }
