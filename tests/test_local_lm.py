@@ -25,8 +25,8 @@ def prompts(engine):
     return [engine.render([{"role": "user", "content": q}]) for q in QUESTIONS]
 
 
-def test_eight_concurrent_calls_run_in_at_most_two_batches(engine):
-    before = engine.forward_batches
+def test_eight_concurrent_calls_share_decode_steps(engine):
+    before = engine.stats.decode_steps
 
     async def run():
         return await asyncio.gather(
@@ -34,7 +34,9 @@ def test_eight_concurrent_calls_run_in_at_most_two_batches(engine):
         )
 
     results = asyncio.run(run())
-    assert len(results) == 8 and engine.forward_batches - before <= 2
+    # Alone, each call needs 3 decode steps after its prefill: 24 in all; batched they share steps.
+    assert len(results) == 8 and engine.stats.decode_steps - before < 12
+    assert engine.stats.max_rows >= 4
 
 
 def test_greedy_batch_equals_single(engine):
@@ -100,3 +102,118 @@ def test_an_env_with_the_tiny_user_completes_turns():
         assert isinstance(obs, str) and obs
         assert info["user_failure"] in (None, "listener:bad_json", "listener:invalid_value")
     env.close()
+
+
+def conversation_records(engine, temperature_of):
+    """Three concurrent conversations of different lengths, three turns each; every turn's Generation."""
+    openings = ["Name a color.", "What is the capital of France? Answer briefly, please.", "Say hello."]
+
+    async def talk(index, opening):
+        messages = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": opening}]
+        turns = []
+        for turn in range(3):
+            generation = await engine.generate(
+                engine.render(messages),
+                max_tokens=6 + 3 * index,
+                temperature=temperature_of(index),
+                seed=10 * index + turn,
+            )
+            turns.append(generation)
+            messages += [
+                {"role": "assistant", "content": generation.text},
+                {"role": "user", "content": "Why?" * (turn + 1)},
+            ]
+        return turns
+
+    async def run():
+        return await asyncio.gather(*[talk(i, opening) for i, opening in enumerate(openings)])
+
+    return [generation for turns in asyncio.run(run()) for generation in turns]
+
+
+def test_reusing_the_kv_cache_keeps_token_exact_records(engine):
+    engine.clear_cache()
+    without = LocalLM(engine.path, cache_budget_mb=0)
+    before = engine.stats.reused_tokens
+    for temperature_of in (lambda i: 0.0, lambda i: 0.0 if i == 1 else 1.0):
+        reused = conversation_records(engine, temperature_of)
+        fresh = conversation_records(without, temperature_of)
+        assert [g.prompt_ids for g in reused] == [g.prompt_ids for g in fresh]
+        assert [g.completion_ids for g in reused] == [g.completion_ids for g in fresh]
+        for a, b in zip(reused, fresh, strict=True):
+            assert a.logprobs == pytest.approx(b.logprobs, abs=1e-4)
+    assert engine.stats.reused_tokens - before > 200  # later turns really came from the cache
+    assert without.stats.reused_tokens == 0 and len(without.prefix_cache) == 0
+
+
+LONG = [{"role": "user", "content": "Write a long story about a dragon who learns to bake bread."}]
+
+
+def test_a_short_request_joins_a_running_long_one_and_leaves_first(engine):
+    long_prompt, short_prompt = engine.render(LONG), prompts(engine)[0]
+
+    async def run():
+        alone_long = await engine.generate(long_prompt, max_tokens=40, temperature=0, seed=0)
+        alone_short = await engine.generate(short_prompt, max_tokens=3, temperature=0, seed=0)
+        engine.clear_cache()
+        start = engine.stats.decode_steps
+        long_task = asyncio.ensure_future(engine.generate(long_prompt, max_tokens=40, temperature=0, seed=0))
+        while engine.stats.decode_steps < start + 3:
+            await asyncio.sleep(0.005)
+        short = await engine.generate(short_prompt, max_tokens=3, temperature=0, seed=0)
+        long_was_running = not long_task.done()
+        return alone_long, alone_short, short, long_was_running, await long_task, engine.stats.decode_steps - start
+
+    alone_long, alone_short, short, long_was_running, long, steps = asyncio.run(run())
+    assert alone_long.completion_tokens == 40  # the premise: the long request does run 40 tokens
+    assert long_was_running and short.completion_ids == alone_short.completion_ids
+    assert long.completion_ids == alone_long.completion_ids
+    assert steps == 39  # the short row's two decode steps were shared with the long one's
+
+
+def test_a_cancelled_request_leaves_the_batch(engine):
+    long_prompt = engine.render(LONG)
+
+    async def run():
+        start = engine.stats.decode_steps
+        task = asyncio.ensure_future(engine.generate(long_prompt, max_tokens=200, temperature=0, seed=0))
+        while engine.stats.decode_steps < start + 2:
+            await asyncio.sleep(0.005)
+        task.cancel()
+        after = await engine.generate(prompts(engine)[1], max_tokens=2, temperature=0, seed=0)
+        return after, engine.stats.decode_steps - start
+
+    after, steps = asyncio.run(run())
+    assert after.completion_tokens == 2 and steps < 20
+
+
+def test_a_bad_cache_budget_in_the_environment_fails_naming_it(monkeypatch):
+    from mimesis_gym.core.local_lm import CACHE_ENV, cache_budget_from_env
+
+    for bad in ("lots", "-5", "nan"):
+        monkeypatch.setenv(CACHE_ENV, bad)
+        with pytest.raises(ValueError, match=CACHE_ENV):
+            cache_budget_from_env()
+    monkeypatch.setenv(CACHE_ENV, "0")
+    assert cache_budget_from_env() == 0
+    monkeypatch.delenv(CACHE_ENV)
+    assert cache_budget_from_env() == 2048
+
+
+def test_models_with_sliding_window_caches_are_refused_at_load():
+    from transformers import MistralConfig
+
+    from mimesis_gym.core.running_batch import check_cache_layout
+
+    config = MistralConfig(
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        vocab_size=64,
+        sliding_window=8,
+    )
+    with pytest.raises(RuntimeError, match=r"full attention only.*vllm"):
+        check_cache_layout(config, "some/model")
+    check_cache_layout(MistralConfig(sliding_window=None, num_hidden_layers=1), "plain/model")

@@ -1,32 +1,70 @@
-"""In-process transformers engine with request batching (docs/users.md, "A local model"), shared by users and agents.
+"""In-process transformers engine with continuous batching and KV-cache reuse (docs/users.md, "A local model").
 
-One :class:`LocalLM` per (path, dtype, device) per process, loaded lazily under a lock. Requests
-from many episodes queue up on a per-event-loop batcher that takes the first request, collects
-more for up to ``batch_window_ms`` or until ``max_batch_size``, and runs them as **one batch**:
-left-padded, with an attention mask and explicit position ids, through our own decode loop with
-the KV cache (one forward pass per decoding step for all rows), in ``asyncio.to_thread`` so the
-event loop keeps serving other episodes.
+One :class:`LocalLM` per (path, dtype, device) per process, loaded lazily under a lock and shared
+by users and agents. :meth:`LocalLM.generate` hands a request to the engine's worker thread and
+awaits its result, so event loops (any number of them) keep serving other episodes.
 
-Each row keeps its own ``max_tokens``, stop tokens, temperature (0 → argmax) and its own
-``torch.Generator`` seeded with the request's seed, so a sampled row does not depend on which
-other requests shared its batch. torch and transformers are imported inside functions only.
+**Continuous batching.** The worker keeps a :class:`~mimesis_gym.core.running_batch.RunningBatch`
+of live rows and runs one forward pass per decoding step for all of them. Between steps, waiting
+requests join (up to ``max_batch_size`` rows: 8 on CPU, 32 on CUDA) and finished rows leave and are
+answered at once, so a short reply never waits for a long one. An idle worker waits up to
+``batch_window_ms`` for company before its first step.
+
+**KV-cache reuse.** A joining request is prefilled alone (batch 1, no padding). Its prompt is first
+looked up in the engine's :class:`~mimesis_gym.core.kv_prefix_cache.PrefixCache`: the longest
+prefix shared with a finished request's ids (its prompt plus the completion tokens it fed back) is
+reused and only the rest is prefilled, so the next turn of a conversation costs its new tokens,
+not the whole conversation. Finished rows store their cache there; least-recently-used entries
+are evicted under ``cache_budget_mb`` (default 2048 MiB, or ``MIMESIS_LOCAL_LM_CACHE_MB`` for
+:func:`get_local_lm`; ``0`` turns reuse off). There is no per-episode release: entries of ended
+episodes age out, and :meth:`LocalLM.clear_cache` drops them all.
+
+**Records.** Each row keeps its own ``max_tokens``, stop tokens, temperature (0 → argmax) and its
+own ``torch.Generator`` seeded with the request's seed, so a sampled row does not depend on which
+other requests shared its batch; :func:`choose_token` is the one place where a row's logits become
+its token and log-prob (of the unscaled distribution). Reuse changes only float rounding (a
+prefix computed in an earlier pass), not the records beyond float tolerance (tested).
+
+transformers' own continuous batching (``generate_batch``) was not used: it seeds one global
+generator for all rows and samples every row with one generation config, so a row's tokens would
+depend on its batch mates and on other rows' temperatures, and its log-probs are those of the
+processed distribution. torch and transformers are imported inside functions only.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
+import os
+import queue
 import random
 import threading
-import weakref
+import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mimesis_gym.core.kv_prefix_cache import KVLayers, PrefixCache
+from mimesis_gym.core.running_batch import RunningBatch, check_cache_layout
+
 if TYPE_CHECKING:
     from mimesis_gym.core.constrained import TokenConstraint
 
-__all__ = ["Generation", "LocalLM", "get_local_lm"]
+__all__ = [
+    "CACHE_ENV",
+    "EngineRequest",
+    "EngineStats",
+    "Generation",
+    "LocalLM",
+    "cache_budget_from_env",
+    "choose_token",
+    "get_local_lm",
+]
+
+CACHE_ENV = "MIMESIS_LOCAL_LM_CACHE_MB"
+DEFAULT_CACHE_MB = 2048.0
 
 
 @dataclass(frozen=True)
@@ -49,17 +87,65 @@ class Generation:
 
 
 @dataclass
-class _Request:
+class EngineRequest:
+    """One queued request. Optional per-request decoding options are added as fields with defaults."""
+
     prompt_ids: list[int]
     max_tokens: int
     temperature: float
     seed: int | None
+    loop: asyncio.AbstractEventLoop = field(repr=False)
     future: asyncio.Future[Generation] = field(repr=False)
     constraint: TokenConstraint | None = None
+    """Constrained decoding (:mod:`mimesis_gym.core.constrained`): the row's token is chosen from, and its
+    log-prob taken of, the masked distribution, and the constraint is told every chosen token."""
+
+
+@dataclass
+class EngineStats:
+    """Counters since the engine was made; benchmarks and tests read them."""
+
+    requests: int = 0
+    prefill_tokens: int = 0
+    """Prompt tokens run through the model."""
+    reused_tokens: int = 0
+    """Prompt tokens taken from the prefix cache instead."""
+    decode_steps: int = 0
+    """Forward passes of the running batch (one token for every live row)."""
+    max_rows: int = 0
+    """Most rows ever decoding together."""
+
+
+@dataclass
+class _Row:
+    request: EngineRequest
+    generator: Any
+    completion: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    finish: str | None = None
+
+
+def choose_token(request: EngineRequest, logits: Any, generator: Any) -> tuple[int, float]:
+    """The row's next token and its log-prob under the unscaled distribution, from its logits row (CPU);
+    with a constraint, under the constrained (masked, renormalised) distribution."""
+    import torch
+
+    if request.constraint is None:
+        log_probs = torch.log_softmax(logits.float(), dim=-1)
+    else:
+        log_probs = request.constraint.log_probs(logits.float())
+    if request.temperature <= 0:
+        token = int(torch.argmax(log_probs))
+    else:
+        probs = torch.softmax(log_probs / request.temperature, dim=-1)
+        token = int(torch.multinomial(probs, 1, generator=generator))
+    if request.constraint is not None:
+        request.constraint.accept(token)
+    return token, float(log_probs[token])
 
 
 class LocalLM:
-    """A causal LM loaded in this process, generating for many concurrent requests in batches."""
+    """A causal LM loaded in this process, generating for many concurrent requests in one running batch."""
 
     def __init__(
         self,
@@ -69,23 +155,25 @@ class LocalLM:
         device: str | None = None,
         max_batch_size: int | None = None,
         batch_window_ms: float = 5.0,
+        cache_budget_mb: float = DEFAULT_CACHE_MB,
     ) -> None:
+        if max_batch_size is not None and max_batch_size < 1:
+            raise ValueError(f"max_batch_size must be at least 1, got {max_batch_size}")
         self.path = str(path)
         self.requested_dtype = dtype
         self.requested_device = device
         self.max_batch_size = max_batch_size
         self.batch_window_ms = batch_window_ms
-        self.forward_batches = 0
-        """Batches run so far (one decode loop each); tests count them."""
+        self.prefix_cache = PrefixCache(int(cache_budget_mb * 2**20))
+        self.stats = EngineStats()
         self._load_lock = threading.Lock()
         self._model: Any = None
         self._tokenizer: Any = None
         self._device: Any = None
+        self._cache_arg = "past_key_values"
         self._stop_ids: frozenset[int] = frozenset()
-        self._batchers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Queue[_Request]] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._inbox: queue.SimpleQueue[EngineRequest] = queue.SimpleQueue()
+        self._worker: threading.Thread | None = None
 
     # -- loading ---------------------------------------------------------------------------------
 
@@ -108,6 +196,7 @@ class LocalLM:
             tokenizer = AutoTokenizer.from_pretrained(self.path)
             model = AutoModelForCausalLM.from_pretrained(self.path, dtype=getattr(torch, dtype_name))
             model.to(device).eval()
+            check_cache_layout(model.config, self.path)
             stop = {tokenizer.eos_token_id}
             im_end = tokenizer.convert_tokens_to_ids("<|im_end|>")
             if isinstance(im_end, int) and im_end != tokenizer.unk_token_id:
@@ -115,6 +204,8 @@ class LocalLM:
             self._stop_ids = frozenset(i for i in stop if i is not None)
             self._tokenizer = tokenizer
             self._device = torch.device(device)
+            # transformers renamed past_key_values to cache during 5.x: use whichever this version has.
+            self._cache_arg = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
             if self.max_batch_size is None:
                 self.max_batch_size = 32 if device.startswith("cuda") else 8
             self._model = model
@@ -138,6 +229,10 @@ class LocalLM:
             rendered = rendered["input_ids"]
         return [int(token) for token in rendered]
 
+    def clear_cache(self) -> None:
+        """Forget every stored KV prefix (live rows keep theirs)."""
+        self.prefix_cache.clear()
+
     def __getstate__(self) -> dict[str, Any]:
         raise TypeError("a LocalLM holds loaded weights and is never pickled; pickle the chat model that names it")
 
@@ -152,131 +247,165 @@ class LocalLM:
         seed: int | None,
         constraint: TokenConstraint | None = None,
     ) -> Generation:
-        """Queue one request on this event loop's batcher and wait for its result.
+        """Hand one request to the worker thread and wait for its result (cancelling drops its row).
 
         With a ``constraint`` (:mod:`mimesis_gym.core.constrained`), the row's tokens are chosen from, and its
         log-probs taken of, the constrained distribution; the constraint is told every chosen token.
         """
         if max_tokens < 1:
             raise ValueError("max_tokens must be positive")
+        if not prompt_ids:
+            raise ValueError("the prompt has no tokens")
         await asyncio.to_thread(self.load)
         loop = asyncio.get_running_loop()
-        queue = self._batchers.get(loop)
-        if queue is None:
-            queue = asyncio.Queue()
-            self._batchers[loop] = queue
-            task = loop.create_task(self._batch_forever(queue), name="mimesis-local-lm-batcher")
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
         future: asyncio.Future[Generation] = loop.create_future()
-        await queue.put(_Request(list(prompt_ids), max_tokens, float(temperature), seed, future, constraint))
+        self._inbox.put(EngineRequest(list(prompt_ids), max_tokens, float(temperature), seed, loop, future, constraint))
+        self._ensure_worker()
         return await future
 
-    async def _batch_forever(self, queue: asyncio.Queue[_Request]) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            batch = [await queue.get()]
-            deadline = loop.time() + self.batch_window_ms / 1000
-            while len(batch) < (self.max_batch_size or 8):
-                remaining = deadline - loop.time()
-                if remaining <= 0:
-                    break
-                try:
-                    batch.append(await asyncio.wait_for(queue.get(), remaining))
-                except asyncio.TimeoutError:
-                    break
-            live = [request for request in batch if not request.future.done()]
-            if not live:
-                continue
-            try:
-                results = await asyncio.to_thread(self.generate_batch, live)
-            except Exception as error:  # delivered to every waiting request
-                for request in live:
-                    if not request.future.done():
-                        request.future.set_exception(error)
-                continue
-            for request, result in zip(live, results, strict=True):
-                if not request.future.done():
-                    request.future.set_result(result)
+    def _ensure_worker(self) -> None:
+        with self._load_lock:
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(target=self._serve, name="mimesis-local-lm", daemon=True)
+                self._worker.start()
 
-    def generate_batch(self, requests: Sequence[_Request]) -> list[Generation]:
-        """Run one left-padded batch through the decode loop (blocking; called in a thread)."""
+    def _serve(self) -> None:
+        """The worker: admit waiting requests between steps, step the running batch, answer finished rows."""
         import torch
 
-        self.load()
-        model, device = self._model, self._device
-        self.forward_batches += 1
-        rows = len(requests)
-        pad_id = self._tokenizer.pad_token_id
-        if pad_id is None:
-            pad_id = self._tokenizer.eos_token_id
-        width = max(len(request.prompt_ids) for request in requests)
-        input_ids = torch.full((rows, width), pad_id, dtype=torch.long)
-        attention = torch.zeros((rows, width), dtype=torch.long)
-        for row, request in enumerate(requests):
-            n = len(request.prompt_ids)
-            input_ids[row, width - n :] = torch.tensor(request.prompt_ids, dtype=torch.long)
-            attention[row, width - n :] = 1
-        input_ids, attention = input_ids.to(device), attention.to(device)
-        positions = (attention.cumsum(-1) - 1).clamp(min=0)
-        generators = []
-        for request in requests:
-            generator = torch.Generator(device="cpu")
-            generator.manual_seed(request.seed if request.seed is not None else random.getrandbits(63))
-            generators.append(generator)
-        completions: list[list[int]] = [[] for _ in requests]
-        logprobs: list[list[float]] = [[] for _ in requests]
-        finish: list[str | None] = [None] * rows
-        # transformers renamed past_key_values to cache during 5.x: use whichever this version has.
-        cache_arg = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+        batch: RunningBatch[_Row] = RunningBatch(self._model, self._cache_arg)
+        waiting: deque[EngineRequest] = deque()
+        limit = self.max_batch_size or 8
         with torch.inference_mode():
-            output = model(input_ids=input_ids, attention_mask=attention, position_ids=positions, use_cache=True)
-            past, logits = getattr(output, cache_arg), output.logits[:, -1, :]
-            next_positions = positions[:, -1:] + 1
-            for _ in range(max(request.max_tokens for request in requests)):
-                log_probs = torch.log_softmax(logits.float(), dim=-1).cpu()
-                chosen = []
-                for row, request in enumerate(requests):
-                    if finish[row] is not None:
-                        chosen.append(pad_id)
-                        continue
-                    row_log_probs = (
-                        log_probs[row] if request.constraint is None else request.constraint.log_probs(logits[row])
-                    )
-                    if request.temperature <= 0:
-                        token = int(torch.argmax(row_log_probs))
-                    else:
-                        probs = torch.softmax(row_log_probs / request.temperature, dim=-1)
-                        token = int(torch.multinomial(probs, 1, generator=generators[row]))
-                    if request.constraint is not None:
-                        request.constraint.accept(token)
-                    completions[row].append(token)
-                    logprobs[row].append(float(row_log_probs[token]))
-                    if token in self._stop_ids:
-                        finish[row] = "stop"
-                    elif len(completions[row]) >= request.max_tokens:
-                        finish[row] = "length"
-                    chosen.append(token)
-                if all(reason is not None for reason in finish):
-                    break
-                step_ids = torch.tensor(chosen, dtype=torch.long, device=device).unsqueeze(-1)
-                attention = torch.cat([attention, torch.ones((rows, 1), dtype=torch.long, device=device)], dim=-1)
-                output = model(
-                    input_ids=step_ids,
-                    attention_mask=attention,
-                    position_ids=next_positions,
-                    use_cache=True,
-                    **{cache_arg: past},
-                )
-                past, logits = getattr(output, cache_arg), output.logits[:, -1, :]
-                next_positions = next_positions + 1
-        results = []
-        for row, request in enumerate(requests):
-            ids = completions[row]
-            visible = ids[:-1] if finish[row] == "stop" else ids
-            text = self._tokenizer.decode(visible, skip_special_tokens=True)
-            results.append(Generation(request.prompt_ids, ids, logprobs[row], text, finish[row] or "length"))
-        return results
+            while True:
+                if not batch and not waiting:
+                    waiting.append(self._inbox.get())
+                    deadline = time.monotonic() + self.batch_window_ms / 1000
+                    while len(waiting) < limit and (left := deadline - time.monotonic()) > 0:
+                        try:
+                            waiting.append(self._inbox.get(timeout=left))
+                        except queue.Empty:
+                            break
+                while True:
+                    try:
+                        waiting.append(self._inbox.get_nowait())
+                    except queue.Empty:
+                        break
+                while waiting and len(batch) < limit:
+                    self._admit(waiting.popleft(), batch)
+                if batch:
+                    self._step(batch)
+
+    def _admit(self, request: EngineRequest, batch: RunningBatch[_Row]) -> None:
+        """Prefill one request (reusing a cached prefix) and choose its first token; it joins unless done."""
+        import torch
+
+        if request.future.done():
+            return
+        self.stats.requests += 1
+        generator = torch.Generator(device="cpu")
+        generator.manual_seed(request.seed if request.seed is not None else random.getrandbits(63))
+        row = _Row(request, generator)
+        try:
+            layers, logits = self._prefill(request.prompt_ids)
+            if self._record(row, logits.float().cpu()):
+                batch.join(row, layers)
+                self.stats.max_rows = max(self.stats.max_rows, len(batch))
+            else:
+                self._finish(row, layers)
+        except Exception as error:  # answered to this request only
+            _settle(request, error=error)
+
+    def _prefill(self, prompt_ids: list[int]) -> tuple[KVLayers, Any]:
+        """(the prompt's keys and values, last-token logits), prefilling only what the cache lacks."""
+        import torch
+        from transformers import DynamicCache
+
+        reused, prefix = self.prefix_cache.take(prompt_ids)
+        suffix = prompt_ids[reused:]
+        device = self._device
+        output = self._model(
+            input_ids=torch.tensor([suffix], dtype=torch.long, device=device),
+            attention_mask=torch.ones((1, len(prompt_ids)), dtype=torch.long, device=device),
+            position_ids=torch.arange(reused, len(prompt_ids), device=device).unsqueeze(0),
+            use_cache=True,
+            **{self._cache_arg: DynamicCache(ddp_cache_data=prefix) if prefix else None},
+        )
+        self.stats.reused_tokens += reused
+        self.stats.prefill_tokens += len(suffix)
+        cache = getattr(output, self._cache_arg)
+        return [(keys, values) for keys, values, *_ in cache], output.logits[0, -1, :]
+
+    def _record(self, row: _Row, logits: Any) -> bool:
+        """Choose and record the row's next token; whether the row goes on decoding."""
+        token, logprob = choose_token(row.request, logits, row.generator)
+        row.completion.append(token)
+        row.logprobs.append(logprob)
+        if token in self._stop_ids:
+            row.finish = "stop"
+        elif len(row.completion) >= row.request.max_tokens:
+            row.finish = "length"
+        return row.finish is None
+
+    def _step(self, batch: RunningBatch[_Row]) -> None:
+        """One decoding step for every live row; finished and cancelled rows leave."""
+        try:
+            logits = batch.step([row.completion[-1] for row in batch.rows]).float().cpu()
+        except Exception as error:  # answered to every live row
+            for row in batch.rows:
+                _settle(row.request, error=error)
+            batch.keep([])
+            return
+        self.stats.decode_steps += 1
+        keep = []
+        for index, row in enumerate(batch.rows):
+            if row.request.future.done():
+                continue
+            if self._record(row, logits[index]):
+                keep.append(index)
+            else:
+                self._finish(row, batch.row_layers(index))
+        batch.keep(keep)
+
+    def _finish(self, row: _Row, layers: KVLayers) -> None:
+        """Answer the row and store its cache (prompt plus every completion token fed back) for reuse."""
+        ids = row.completion
+        visible = ids[:-1] if row.finish == "stop" else ids
+        text = self._tokenizer.decode(visible, skip_special_tokens=True)
+        prompt = row.request.prompt_ids
+        _settle(row.request, Generation(prompt, ids, row.logprobs, text, row.finish or "length"))
+        self.prefix_cache.put(prompt + ids[:-1], layers)
+
+
+def _settle(request: EngineRequest, result: Generation | None = None, *, error: BaseException | None = None) -> None:
+    """Resolve the request's future on its own event loop (ignored if cancelled or the loop is gone)."""
+
+    def settle() -> None:
+        if request.future.done():
+            return
+        if error is not None:
+            request.future.set_exception(error)
+        else:
+            request.future.set_result(result)
+
+    with contextlib.suppress(RuntimeError):  # the loop closed before the answer
+        request.loop.call_soon_threadsafe(settle)
+
+
+def cache_budget_from_env() -> float:
+    """``MIMESIS_LOCAL_LM_CACHE_MB`` as MiB (default 2048); a bad value raises naming it."""
+    raw = os.environ.get(CACHE_ENV, "").strip()
+    if not raw:
+        return DEFAULT_CACHE_MB
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise ValueError(
+            f"{CACHE_ENV}={raw!r} is not a size: give the KV prefix cache budget in MiB, 0 to turn reuse off"
+        )
+    return value
 
 
 _ENGINES: dict[tuple[str, str | None, str | None], LocalLM] = {}
@@ -284,10 +413,15 @@ _ENGINES_LOCK = threading.Lock()
 
 
 def get_local_lm(path: str, *, dtype: str | None = None, device: str | None = None) -> LocalLM:
-    """The process-wide engine for (path, dtype, device), shared by every user, judge and agent."""
+    """The process-wide engine for (path, dtype, device), shared by every user, judge and agent.
+
+    Its KV prefix cache budget comes from ``MIMESIS_LOCAL_LM_CACHE_MB`` (read when the engine is made).
+    """
     key = (str(path), dtype, device)
     with _ENGINES_LOCK:
         engine = _ENGINES.get(key)
         if engine is None:
-            engine = _ENGINES[key] = LocalLM(str(path), dtype=dtype, device=device)
+            engine = _ENGINES[key] = LocalLM(
+                str(path), dtype=dtype, device=device, cache_budget_mb=cache_budget_from_env()
+            )
         return engine

@@ -1,8 +1,9 @@
 """In-process transformers chat model (docs/users.md, "A local model"): aliases ``hf:<path>`` and ``tiny``.
 
 Every request goes through the process-wide :class:`~mimesis_gym.core.local_lm.LocalLM` of its
-model, whose batcher runs concurrent requests of many episodes as one batch. There is no JSON mode:
-the prompt asks for JSON and :func:`~mimesis_gym.core.jsonfix.coerce_json` coerces the reply.
+model, which decodes concurrent requests of many episodes in one running batch and reuses each
+conversation's KV cache between turns. There is no JSON mode: the prompt asks for JSON and
+:func:`~mimesis_gym.core.jsonfix.coerce_json` coerces the reply.
 """
 
 from __future__ import annotations
