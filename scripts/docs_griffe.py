@@ -50,7 +50,10 @@ def convert(text: str, resolve: Callable[[str], str | None]) -> tuple[str, list[
 
 
 THIRD_PARTY = frozenset(
-    {"accelerate", "gymnasium", "httpx", "numpy", "pyarrow", "pydantic", "ray", "torch", "transformers", "vllm"}
+    {
+        "accelerate", "gymnasium", "httpx", "llguidance", "numpy", "openenv", "pyarrow", "pydantic", "ray", "torch",
+        "transformers", "trl", "verl", "vllm",
+    }  # fmt: skip
 )
 """Other packages the docstrings name."""
 

@@ -27,7 +27,7 @@ CONTENT_PATTERN = r"[^\s<][^\n<]*"
 
 
 def action_lark(tools: list[dict[str, Any]]) -> str:
-    """The Lark grammar of one action line for the env's tools; :class:`ValueError` when they have no choices."""
+    """The Lark grammar of one action line for the env's tools; ``ValueError`` when they have no choices."""
     choices = allowed_choices(tools)
     if not choices:
         raise ValueError("the env's tools name no choices: there is no action grammar to constrain to")

@@ -36,7 +36,7 @@ class LocalAgent(TextAgent):
         constrained: bool = False,
     ) -> None:
         """``constrained``: decode turns of envs with tools under the action grammar (llguidance, extra
-        ``local``; :class:`ConfigurationError` here when it is missing); their log-probs are those of the
+        ``local``; :class:`~mimesis_gym.core.errors.ConfigurationError` here when it is missing); their log-probs are those of the
         constrained distribution and :attr:`AgentTurn.constrained` is set."""
         self.path = path
         self.name = name

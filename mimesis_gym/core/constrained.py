@@ -94,7 +94,7 @@ def grammar_constraint(tokenizer: Any, lark: str) -> GrammarConstraint:
 
     The llguidance tokenizer is built once per HF tokenizer and grammars once per text. The grammar must
     end at the tokenizer's EOS token, which llguidance allows once the grammar is complete. A grammar
-    llguidance rejects raises :class:`ValueError` with its message.
+    llguidance rejects raises ``ValueError`` with its message.
     """
     require_llguidance()
     import llguidance
