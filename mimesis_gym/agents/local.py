@@ -36,8 +36,8 @@ class LocalAgent(TextAgent):
         constrained: bool = False,
     ) -> None:
         """``constrained``: decode turns of envs with tools under the action grammar (llguidance, extra
-        ``local``; :class:`~mimesis_gym.core.errors.ConfigurationError` here when it is missing); their log-probs are those of the
-        constrained distribution and :attr:`AgentTurn.constrained` is set."""
+        ``local``; :class:`~mimesis_gym.core.errors.ConfigurationError` here when it is missing); their
+        log-probs are those of the constrained distribution and :attr:`AgentTurn.constrained` is set."""
         self.path = path
         self.name = name
         self.max_tokens = max_tokens
