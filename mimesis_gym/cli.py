@@ -663,7 +663,7 @@ def _cmd_users_report(args: argparse.Namespace) -> int:
     try:
         config = UsersReportConfig(users=_names(args.users), **settings)
     except ValidationError as error:
-        _usage("; ".join(f"{'.'.join(str(p) for p in item['loc'])}: {item['msg']}" for item in error.errors()))
+        _usage(_problems(error))
     _check_out_dir(out)
     try:
         report = run_users_report(
