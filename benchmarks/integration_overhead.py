@@ -16,6 +16,10 @@ starts from a task id and a seed and runs a fixed cycle of tool calls until the 
   (``mimesis_gym.integrations.openenv.MimesisEnvClient``) in this one, over loopback WebSocket,
   sharing the ``--steps``; reported as total steps/s (the goal: at least 1,000) beside in-process.
 
+The adapters build their envs without gymnasium's checker and order-enforcing wrappers (they
+enforce the order themselves; ``EnvRecipe.make``), so each adapter row also prints its ratio against
+the env called in process with that same wrapper stack: the cost of the adapter's own glue.
+
 The runs alternate (in-process, adapter, in-process, …) and the median of ``--repeats`` runs of
 each is compared, so a busy machine slows both alike. Prints steps/s and the ratio
 in-process / adapter (the goal: at most 1.1). Rows for other engines join as their adapters land.
@@ -44,6 +48,7 @@ from typing import Any
 import gymnasium as gym
 
 import mimesis_gym  # noqa: F401  (registers the env ids)
+from mimesis_gym.integrations.episode import EnvRecipe
 from mimesis_gym.integrations.trl import environment_factory
 
 CALLS = [
@@ -57,8 +62,9 @@ CALLS = [
 Runner = Callable[[int], None]
 
 
-def in_process(env_id: str, task_ids: list[str]) -> Runner:
-    env = gym.make(env_id, split="test")
+def in_process(env_id: str, task_ids: list[str], env: gym.Env | None = None) -> Runner:
+    """The env called directly: ``gym.make`` (all of gymnasium's wrappers), or ``env`` when given."""
+    env = env if env is not None else gym.make(env_id, split="test")
 
     def run(steps: int) -> None:
         done, episode = True, 0
@@ -70,6 +76,11 @@ def in_process(env_id: str, task_ids: list[str]) -> Runner:
             done = terminated or truncated
 
     return run
+
+
+def in_process_as_adapters_build(env_id: str, task_ids: list[str]) -> Runner:
+    """``in_process`` on the env the adapters build (``EnvRecipe.make``: ``TimeLimit`` only, no checker)."""
+    return in_process(env_id, task_ids, EnvRecipe(env_id=env_id, env_kwargs={"split": "test"}).make())
 
 
 def through_trl(env_id: str, task_ids: list[str]) -> Runner:
@@ -191,16 +202,26 @@ def main() -> None:
             print(f"{name:<12} (left out: verl is not installed here; run in .venv-verl)")
             continue
         adapter = make_runner(args.env, task_ids)
-        baseline(args.steps), adapter(args.steps)  # warm caches and packs
-        ours, theirs = [], []
+        same_stack = in_process_as_adapters_build(args.env, task_ids)
+        baseline(args.steps), adapter(args.steps), same_stack(args.steps)  # warm caches and packs
+        ours, theirs, bare = [], [], []
         for _ in range(args.repeats):
             ours.append(steps_per_second(baseline, args.steps))
             theirs.append(steps_per_second(adapter, args.steps))
-        base_rate, rate = statistics.median(ours), statistics.median(theirs)
+            bare.append(steps_per_second(same_stack, args.steps))
+        base_rate, rate, bare_rate = statistics.median(ours), statistics.median(theirs), statistics.median(bare)
         verdict = "ok" if base_rate / rate <= 1.1 else "over the 1.1x goal"
         print(f"{'in-process':<12} {base_rate:>10.0f}")
         print(f"{name:<12} {rate:>10.0f} {base_rate / rate:>17.3f}x  ({verdict})")
-    openenv_row(args, task_ids, baseline)
+        glue_us = 1e6 / rate - 1e6 / bare_rate
+        print(
+            f"{'':<12} against the adapters' own env stack (TimeLimit only, {bare_rate:.0f} steps/s): "
+            f"{bare_rate / rate:.3f}x, {glue_us:.1f} us per call of {name} glue"
+        )
+    if importlib.util.find_spec("openenv") is None:
+        print(f"{'OpenEnv':<12} (left out: openenv-core is not installed here; run in the main venv)")
+    else:
+        openenv_row(args, task_ids, baseline)
 
 
 def process_cpu_s(pid: int) -> float:

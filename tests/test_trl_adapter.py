@@ -82,6 +82,26 @@ def test_recipe_envs_are_never_privileged_and_keep_the_turn_limit_override():
     env.close()
 
 
+def wrapper_names(env: gym.Env) -> list[str]:
+    names = []
+    while isinstance(env, gym.Wrapper):
+        names.append(type(env).__name__)
+        env = env.env
+    return names
+
+
+def test_recipe_envs_keep_the_time_limit_without_the_checker_and_order_wrappers():
+    env = EnvRecipe(env_id=TELEPATHY, max_episode_steps=2).make()
+    assert wrapper_names(env) == ["TimeLimit"]
+    env.reset(seed=0)
+    assert env.step("[action] Is it alive?")[3] is False
+    assert env.step("[action] Is it a place?")[3] is True  # truncated by the TimeLimit at 2 turns
+    env.close()
+    checked = EnvRecipe(env_id=TELEPATHY, env_kwargs={"disable_env_checker": False}).make()
+    assert wrapper_names(checked) == ["TimeLimit", "PassiveEnvChecker"]
+    checked.close()
+
+
 # ------------------------------------------------------------------------ the tool TRL sees
 
 

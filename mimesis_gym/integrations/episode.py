@@ -11,6 +11,7 @@ it: envs are built with ``privileged=False`` and ``info["privileged"]`` is never
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from typing import Any
 
@@ -88,11 +89,19 @@ class EnvRecipe(BaseModel):
         return self
 
     def make(self) -> gym.Env:
-        """A new env of the recipe (always ``privileged=False``)."""
-        kwargs = {**self.env_kwargs, "user": self.user, "privileged": False}
+        """A new env of the recipe (always ``privileged=False``).
+
+        Built as ``gym.make`` builds it, turn limit (``TimeLimit``) included, but without gymnasium's
+        ``PassiveEnvChecker`` and ``OrderEnforcing`` wrappers: every adapter refuses a step before a
+        reset itself, the contract suite checks the spaces, and the two wrappers cost about a fifth
+        of a scripted step (docs/integrations.md, "Overhead"). ``env_kwargs`` may turn the checker
+        back on (``disable_env_checker=False``).
+        """
+        kwargs = {"disable_env_checker": True, **self.env_kwargs, "user": self.user, "privileged": False}
         if self.max_episode_steps is not None:
             kwargs["max_episode_steps"] = self.max_episode_steps
-        return gym.make(self.env_id, **kwargs)
+        spec = dataclasses.replace(gym.spec(self.env_id.rpartition(":")[2]), order_enforce=False)
+        return gym.make(spec, **kwargs)
 
 
 def tool_schema(env: gym.Env) -> dict[str, Any]:
