@@ -1,6 +1,7 @@
-"""ABCDBehavior: the scripted judge's scores for the scripted customer on the 156 fixed test rows.
+"""ABCDBehavior: the scripted judge's scores for the scripted customer on the fixed rows of a split.
 
-Three customers play every row of the original pack's ``test`` split against the scripted support
+Three customers play every row of one split of the original pack (default ``test``, 244 rows; the
+table in docs/envs/abcd.md was measured on ``test_v1``, 156 rows) against the scripted support
 agent and are scored by the scripted judge (docs/envs/abcd.md, "Scripted judge"):
 
 - **enacted** — ``customers.ScriptedCustomer``: enacts each row's behavior (cooperative on control rows);

@@ -2,6 +2,7 @@
 
 import ast
 import collections
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -17,7 +18,15 @@ from mimesis_gym.envs.abcd.behaviors import (
     render_directive,
     violates_rule,
 )
-from mimesis_gym.envs.abcd.data.build_original import DEFAULT_SEED, build_pack, check_pack
+from mimesis_gym.envs.abcd.data.build_original import (
+    DEFAULT_SEED,
+    ROW_SPLITS,
+    build_pack,
+    build_rows,
+    check_pack,
+    original_catalog_from,
+    policy_files,
+)
 from mimesis_gym.envs.abcd.judge_rules import ASK_PATTERNS
 from mimesis_gym.envs.abcd.policy import HARD_LIMIT_PHRASES
 from mimesis_gym.envs.abcd.prompts import support_agent_prompt
@@ -38,16 +47,90 @@ def abcd_dir():
 # ---------------------------------------------------------------- 8. the original pack
 
 
+TEST_V1_SHA256 = "c78969d2a8615bd8db24e6fe2e19c499eddfe6e3842830e4d4e8f492d7dba176"
+"""The 156 rows shipped as ``rows_test.jsonl`` before the paper-sized held-out split (digest taken from that file)."""
+
+
 def test_counts_and_validator():
     pack = load_original_pack()
-    assert pack.counts() == {"train": 780, "test": 156, "demo": 14}
+    assert pack.counts() == {"train": 780, "test": 244, "test_v1": 156, "demo": 14}
     test = collections.Counter(row.condition for row in pack.pool("test"))
+    test_v1 = collections.Counter(row.condition for row in pack.pool("test_v1"))
     train = collections.Counter(row.condition for row in pack.pool("train"))
-    assert test["control"] == 52 and all(test[b] == 8 for b in BEHAVIOR_IDS)
+    assert test["control"] == 49 and all(test[b] == 15 for b in BEHAVIOR_IDS)  # the paper's held-out split
+    assert test_v1["control"] == 52 and all(test_v1[b] == 8 for b in BEHAVIOR_IDS)
     assert train["control"] == 260 and all(train[b] == 40 for b in BEHAVIOR_IDS)
-    assert [row.id for row in pack.pool("test")] == [f"abcd-orig-test-{i:04d}" for i in range(156)]
+    assert [row.id for row in pack.pool("test")] == [f"abcd-orig-test2-{i:04d}" for i in range(244)]
+    assert [row.id for row in pack.pool("test_v1")] == [f"abcd-orig-test-{i:04d}" for i in range(156)]
     assert sorted(row.condition for row in pack.pool("demo")) == sorted(["control", *BEHAVIOR_IDS])
     assert check_pack(ORIGINAL_DIR) == []
+
+
+def test_row_ids_name_one_row_each_across_splits():
+    pack = load_original_pack()
+    ids = [row.id for split in pack.splits.values() for row in split]
+    assert len(ids) == len(set(ids)) == 780 + 244 + 156 + 14
+    scenarios = json.loads((ORIGINAL_DIR / "scenarios.json").read_text())
+    held_out = {convo["convo_id"] for convo in scenarios["test"]}
+    for split in ("test", "test_v1", "demo"):  # held-out rows never reuse a training scenario
+        assert {row.convo_id for row in pack.pool(split)} <= held_out, split
+    assert {spec.name for spec in ROW_SPLITS} | {"demo"} == set(tasks.ORIGINAL_SPLITS)
+
+
+def test_test_v1_is_the_old_test_file_and_its_ids_still_load():
+    assert hashlib.sha256((ORIGINAL_DIR / "rows_test_v1.jsonl").read_bytes()).hexdigest() == TEST_V1_SHA256
+    first = json.loads((ORIGINAL_DIR / "rows_test_v1.jsonl").read_text().splitlines()[0])
+    env = gym.make(ENV_ID)
+    env.reset(seed=0, options={"task_id": "abcd-orig-test-0000"})  # an id recorded by runs before the new split
+    assert env.unwrapped.row.model_dump() == first and first["split"] == "test"
+    env.reset(seed=0)  # the default split is the paper-sized one
+    assert env.unwrapped.row.id.startswith("abcd-orig-test2-")
+    env.close()
+    from mimesis_gym.evaluation.runner import EvalConfig, build_plan
+
+    config = EvalConfig(envs=["abcd"], agents=["oracle"], users=["scripted"], split="test_v1", limit=2)
+    assert [unit.task_id for unit in build_plan(config)[0]] == ["abcd-orig-test-0000", "abcd-orig-test-0001"]
+
+
+def test_held_out_rows_rebuild_byte_for_byte():
+    """The fast half of the regeneration test: the new ``test`` split and ``test_v1`` from scenarios.json."""
+    files = policy_files()
+    catalog = original_catalog_from(files)
+    scenarios = json.loads((ORIGINAL_DIR / "scenarios.json").read_text())
+    for spec in ROW_SPLITS:
+        if spec.scenarios != "test":
+            continue
+        rows = build_rows(spec, scenarios["test"], catalog, DEFAULT_SEED)
+        text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+        assert (ORIGINAL_DIR / f"rows_{spec.name}.jsonl").read_text(encoding="utf-8") == text, spec.name
+
+
+def _copy_pack(tmp_path: Path) -> Path:
+    copy = tmp_path / "original"
+    shutil.copytree(ORIGINAL_DIR, copy)
+    return copy
+
+
+def _rewrite(path: Path, edit) -> None:
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in edit(rows)))
+
+
+def test_checker_counts_per_split_and_guards_test_v1_and_ids(tmp_path):
+    pack = _copy_pack(tmp_path)
+    v1 = pack / "rows_test_v1.jsonl"
+    v1.write_bytes(v1.read_bytes().replace(b'"split": "test"', b'"split":  "test"', 1))  # same rows, other bytes
+    _rewrite(pack / "rows_test.jsonl", lambda rows: rows[:-1])
+    _rewrite(pack / "rows_demo.jsonl", lambda rows: [{**rows[0], "row_id": "abcd-orig-train-0000"}, *rows[1:]])
+    problems = check_pack(pack)
+    assert any(p.startswith("rows_test_v1.jsonl differs") for p in problems), problems
+    dropped = json.loads((ORIGINAL_DIR / "rows_test.jsonl").read_text().splitlines()[-1])["condition"]
+    want = 49 if dropped == "control" else 15
+    assert f"test: {want - 1} rows of {dropped}, want {want}" in problems
+    assert "demo: row id abcd-orig-train-0000 is also in train" in problems
+    assert not any(p.startswith(("train:", "test_v1: ")) for p in problems), problems
+    (pack / "rows_test.jsonl").unlink()
+    assert "rows_test.jsonl is missing" in check_pack(pack)
 
 
 def test_every_row_is_well_formed():

@@ -238,7 +238,7 @@ class ABCDBehaviorEnv(ConversationEnv[AbcdRow]):
     | ``support_agent`` | str or chat model | ``"scripted"`` | the counterpart (``user=`` is an alias) |
     | ``judge`` | str or chat model | ``None`` | ``None``: the support agent's model (scripted ↔ scripted) |
     | ``pack`` | str | ``"original"`` | ``"original"`` or ``"upstream"`` (real ABCD directory) |
-    | ``split`` | str | ``"test"`` | ``train``/``test``/``demo``; upstream ``train``/``dev``/``test``/``sample`` |
+    | ``split`` | str | ``"test"`` | ``train``/``test``; original ``test_v1``/``demo``; upstream ``dev``/``sample`` |
     | ``reward_profile`` | str | ``"eval"`` | ``"train"`` turns on the think-format gate |
     | ``require_think`` | bool | ``None`` | override of the gate |
     | ``turn_budget`` | int | ``None`` | customer turns per episode (1–16); ``None``: the row's |

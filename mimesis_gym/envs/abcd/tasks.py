@@ -27,6 +27,7 @@ __all__ = [
     "CONDITION_MODES",
     "DATA_DIR",
     "ORIGINAL_DIR",
+    "ORIGINAL_SPLITS",
     "AbcdRow",
     "AbcdTaskPack",
     "build_upstream_rows",
@@ -38,6 +39,8 @@ __all__ = [
 
 DATA_DIR = Path(__file__).parent / "data"
 ORIGINAL_DIR = DATA_DIR / "original"
+ORIGINAL_SPLITS = ("train", "test", "test_v1", "demo")
+"""The original pack's splits, each read from ``rows_{split}.jsonl``."""
 CONDITION_MODES = ("sampled", "all")
 DEFAULT_TURN_BUDGET = 8
 CONVERSATION_FILES = ("abcd_v1.1.json", "abcd_v1.1.json.gz", "abcd_sample.json")
@@ -129,10 +132,11 @@ def original_catalog() -> StoreCatalog:
 
 @cache
 def load_original_pack() -> AbcdTaskPack:
-    """The shipped pack: ``rows_train.jsonl`` (780), ``rows_test.jsonl`` (156), ``rows_demo.jsonl``."""
+    """The shipped pack: ``train`` (780 rows), ``test`` (244: 49 control + 15 per behavior, the paper's
+    held-out sizes), ``test_v1`` (the 156 rows that were ``test`` before, ids ``abcd-orig-test-NNNN``,
+    kept so runs recorded on them stay readable) and ``demo`` (14). Ids are unique across splits."""
     splits = {
-        split: read_jsonl(ORIGINAL_DIR / f"rows_{split}.jsonl", AbcdRow.model_validate)
-        for split in ("train", "test", "demo")
+        split: read_jsonl(ORIGINAL_DIR / f"rows_{split}.jsonl", AbcdRow.model_validate) for split in ORIGINAL_SPLITS
     }
     return AbcdTaskPack("abcd/original", splits, original_catalog())
 

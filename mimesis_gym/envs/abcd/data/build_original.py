@@ -1,18 +1,22 @@
 """The seeded generator and validator of ABCDBehavior's original pack (docs/envs/abcd.md, "Data").
 
 ``python -m mimesis_gym.envs.abcd.data.build_original`` rewrites ``data/original/`` (policy files,
-``scenarios.json``, ``rows_{train,test,demo}.jsonl``) and ``data/rules_abcd.json`` from the project's
-store policy (``store_policy.py``) and seed 20260602; the output is byte-identical on rerun (a slow
-test regenerates and compares). ``--check`` validates the committed pack instead and exits non-zero
-on a problem. Nothing here reads ABCD data: every name, address and sentence is invented.
+``scenarios.json``, ``rows_{train,test,test_v1,demo}.jsonl``) and ``data/rules_abcd.json`` from the
+project's store policy (``store_policy.py``) and seed 20260602; the output is byte-identical on rerun
+(a slow test regenerates and compares). ``--check`` validates the committed pack instead and exits
+non-zero on a problem. Nothing here reads ABCD data: every name, address and sentence is invented.
 
 Scenarios: 240 train + 120 test (``dev`` empty), ``convo_id`` from 900000, subflows round-robin over
 a seeded shuffle of the 18; for every subflow with a rule, eligibility alternates between scenarios
-(rejection sampling), so 40–60 % of them are eligible. Rows: per split, control rows take scenarios in
-order, behavior rows share one round-robin cursor over the scenarios where they apply (B4: rule
-violated; B8 on the purchase date: bought at least 14 days before today); kwargs come from
-``random.Random(f"{seed}:{split}:{condition}:{n}")``; rows are shuffled with a seeded shuffle and
-numbered. ``rows_demo.jsonl`` copies, per condition, the first test row on which the scripted customer
+(rejection sampling), so 40–60 % of them are eligible. Rows (:data:`ROW_SPLITS`): per rows file,
+control rows take the scenarios of its scenario split in order, behavior rows share one round-robin
+cursor over the scenarios where they apply (B4: rule violated; B8 on the purchase date: bought at
+least 14 days before today); kwargs come from ``random.Random(f"{seed}:{stem}:{condition}:{n}")``;
+rows are shuffled with ``random.Random(f"{seed}:{stem}:order")`` and numbered
+``abcd-orig-{stem}-NNNN``. The held-out ``test`` split (stem ``test2``: 49 control + 15 per behavior,
+the paper's sizes) and the earlier ``test_v1`` (stem ``test``: 52 + 8, kept byte for byte so runs
+recorded on its ids stay readable, :data:`TEST_V1_SHA256`) draw on the same 120 test scenarios.
+``rows_demo.jsonl`` copies, per condition, the first ``test_v1`` row on which the scripted customer
 reaches the maximum reward (the contract suite's demo).
 """
 
@@ -20,11 +24,13 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
 import random
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,14 +56,44 @@ from mimesis_gym.envs.abcd.policy import LEVELS, SHIPPING_STATUSES, StoreCatalog
 from mimesis_gym.envs.abcd.scenarios import ACTION_FIELDS, askable_fields, field_values
 from mimesis_gym.envs.abcd.text import norm
 
-__all__ = ["DEFAULT_SEED", "build_pack", "check_pack", "main", "write_pack"]
+__all__ = ["DEFAULT_SEED", "ROW_SPLITS", "TEST_V1_SHA256", "RowSplit", "build_pack", "check_pack", "main", "write_pack"]
 
 DEFAULT_SEED = 20260602
 DATA_DIR = Path(__file__).parent
 ORIGINAL_DIR = DATA_DIR / "original"
 SCENARIO_COUNTS = {"train": 240, "test": 120}
-ROW_COUNTS = {"train": (260, 40), "test": (52, 8)}
-"""Per split: (control rows, rows per behavior)."""
+
+
+@dataclass(frozen=True)
+class RowSplit:
+    """How one rows file (``rows_{name}.jsonl``, the pack's split ``name``) is built.
+
+    ``scenarios`` names the scenario split the rows draw on and is the rows' ``split`` field;
+    ``stem`` keys the RNG streams and the row ids (``abcd-orig-{stem}-NNNN``), so two files with
+    different stems never share an id.
+    """
+
+    name: str
+    scenarios: str
+    stem: str
+    n_control: int
+    n_per_behavior: int
+
+    def row_id(self, number: int) -> str:
+        return f"abcd-orig-{self.stem}-{number:04d}"
+
+
+ROW_SPLITS = (
+    RowSplit("train", "train", "train", 260, 40),
+    RowSplit("test_v1", "test", "test", 52, 8),
+    RowSplit("test", "test", "test2", 49, 15),
+)
+"""The rows files besides the demo: train (780), the first held-out split (156, now ``test_v1``) and the
+held-out ``test`` split with the paper's sizes (49 control + 15 per behavior = 244)."""
+DEMO_SOURCE = "test_v1"
+"""The rows split the demo rows are copied from (unchanged since the demo was first built)."""
+TEST_V1_SHA256 = "c78969d2a8615bd8db24e6fe2e19c499eddfe6e3842830e4d4e8f492d7dba176"
+"""SHA-256 of ``rows_test_v1.jsonl``: the 156 rows shipped as ``rows_test.jsonl`` before the paper-sized split."""
 FIRST_CONVO_ID = 900000
 NO_FIELD_ACTIONS = frozenset({"ask-the-oracle", "promo-code", "notify-team", "try-again", "log-out-in", "instructions"})
 
@@ -227,22 +263,21 @@ def _row(split: str, condition: str, kwargs: dict[str, Any], scenario: dict[str,
 
 
 def build_rows(
-    split: str, conversations: Sequence[Mapping[str, Any]], catalog: StoreCatalog, seed: int
+    spec: RowSplit, conversations: Sequence[Mapping[str, Any]], catalog: StoreCatalog, seed: int
 ) -> list[dict[str, Any]]:
-    """The rows of one split: control rows, then behavior rows, shuffled and numbered."""
-    n_control, n_per_behavior = ROW_COUNTS[split]
+    """The rows of one rows file: control rows, then behavior rows, shuffled and numbered."""
     rows = [
         _row(
-            split,
+            spec.scenarios,
             "control",
             {},
             conversations[i % len(conversations)]["scenario"],
             conversations[i % len(conversations)]["convo_id"],
         )
-        for i in range(n_control)
+        for i in range(spec.n_control)
     ]
     cursor = 0
-    for n in range(n_per_behavior):
+    for n in range(spec.n_per_behavior):
         for condition in BEHAVIOR_IDS:
             for step in range(len(conversations)):
                 convo = conversations[(cursor + step) % len(conversations)]
@@ -250,20 +285,20 @@ def build_rows(
                     cursor = (cursor + step + 1) % len(conversations)
                     break
             else:  # pragma: no cover - every behavior applies to many scenarios
-                raise RuntimeError(f"no scenario of {split} admits {condition}")
-            rng = random.Random(f"{seed}:{split}:{condition}:{n}")
+                raise RuntimeError(f"no scenario of {spec.scenarios} admits {condition}")
+            rng = random.Random(f"{seed}:{spec.stem}:{condition}:{n}")
             kwargs = derive_kwargs(condition, convo["scenario"], catalog, rng, strict=True)
-            rows.append(_row(split, condition, kwargs, convo["scenario"], convo["convo_id"]))
-    random.Random(f"{seed}:{split}:order").shuffle(rows)
+            rows.append(_row(spec.scenarios, condition, kwargs, convo["scenario"], convo["convo_id"]))
+    random.Random(f"{seed}:{spec.stem}:order").shuffle(rows)
     for number, row in enumerate(rows):
-        row["row_id"] = f"abcd-orig-{split}-{number:04d}"
+        row["row_id"] = spec.row_id(number)
     return rows
 
 
 def demo_rows(test_rows: Sequence[Mapping[str, Any]], catalog: StoreCatalog) -> list[dict[str, Any]]:
-    """Per condition, the first test row on which the scripted customer reaches R = 1 against the
-    scripted agent and judge (the contract suite's oracle must reach the maximum on every demo row),
-    renumbered as the ``demo`` split."""
+    """Per condition, the first of ``test_rows`` on which the scripted customer reaches R = 1 against
+    the scripted agent and judge (the contract suite's oracle must reach the maximum on every demo
+    row), renumbered as the ``demo`` split."""
     from mimesis_gym.envs.abcd.customers import play_scripted
     from mimesis_gym.envs.abcd.env import ABCDBehaviorEnv
     from mimesis_gym.envs.abcd.tasks import AbcdRow, AbcdTaskPack
@@ -295,8 +330,8 @@ def build_pack(seed: int = DEFAULT_SEED) -> dict[str, bytes]:
     scenarios = generate_scenarios(seed, catalog)
     out: dict[str, bytes] = {f"original/{name}": _json_bytes(value) for name, value in files.items()}
     out["original/scenarios.json"] = _json_bytes(scenarios)
-    rows = {split: build_rows(split, scenarios[split], catalog, seed) for split in ("train", "test")}
-    rows["demo"] = demo_rows(rows["test"], catalog)
+    rows = {spec.name: build_rows(spec, scenarios[spec.scenarios], catalog, seed) for spec in ROW_SPLITS}
+    rows["demo"] = demo_rows(rows[DEMO_SOURCE], catalog)
     for split, records in rows.items():
         out[f"original/rows_{split}.jsonl"] = "".join(
             json.dumps(r, ensure_ascii=False) + "\n" for r in records
@@ -341,18 +376,50 @@ def check_pack(directory: Path = ORIGINAL_DIR) -> list[str]:
         rule = catalog.rules.get(subflow)
         if rule is not None and rule.limit not in catalog.procedure(subflow):
             problems.append(f"{subflow}: the guidelines do not state the rule's limit sentence")
-    for split in ("train", "test", "demo"):
-        rows = [json.loads(line) for line in (directory / f"rows_{split}.jsonl").read_text().splitlines() if line]
-        counts = Counter(row["condition"] for row in rows)
-        if split != "demo":
-            n_control, n_each = ROW_COUNTS[split]
-            if counts["control"] * 3 != len(rows) or counts["control"] != n_control:
-                problems.append(f"{split}: control rows {counts['control']} of {len(rows)} (want exactly a third)")
-            for condition in BEHAVIOR_IDS:
-                if counts[condition] != n_each:
-                    problems.append(f"{split}: {counts[condition]} rows of {condition}, want {n_each}")
+    seen: dict[str, str] = {}
+    for name in (*(spec.name for spec in ROW_SPLITS), "demo"):
+        path = directory / f"rows_{name}.jsonl"
+        if not path.is_file():
+            problems.append(f"{path.name} is missing")
+            continue
+        payload = path.read_bytes()
+        if name == "test_v1" and hashlib.sha256(payload).hexdigest() != TEST_V1_SHA256:
+            problems.append(
+                f"{path.name} differs from the 156 rows first shipped as rows_test.jsonl (sha256 {TEST_V1_SHA256}); "
+                "restore it: runs recorded on its row ids read it"
+            )
+        rows = [json.loads(line) for line in payload.decode("utf-8").splitlines() if line]
+        spec = next((spec for spec in ROW_SPLITS if spec.name == name), None)
+        problems.extend(_layout_problems(name, rows, spec))
         for row in rows:
+            if row["row_id"] in seen:
+                problems.append(f"{name}: row id {row['row_id']} is also in {seen[row['row_id']]}")
+            seen[row["row_id"]] = name
             problems.extend(_row_problems(row, catalog))
+    return problems
+
+
+def _layout_problems(name: str, rows: Sequence[Mapping[str, Any]], spec: RowSplit | None) -> list[str]:
+    """Counts, ids and ``split`` fields of one rows file (``spec`` None: the demo, one row per condition)."""
+    counts = Counter(row["condition"] for row in rows)
+    if spec is None:
+        want = dict.fromkeys(CONDITIONS, 1)
+        ids = [f"abcd-orig-demo-{number:02d}" for number in range(len(rows))]
+        field = "demo"
+    else:
+        want = {"control": spec.n_control, **dict.fromkeys(BEHAVIOR_IDS, spec.n_per_behavior)}
+        ids = [spec.row_id(number) for number in range(len(rows))]
+        field = spec.scenarios
+    problems = [
+        f"{name}: {counts[condition]} rows of {condition}, want {n}"
+        for condition, n in want.items()
+        if counts[condition] != n
+    ]
+    if [row["row_id"] for row in rows] != ids:
+        problems.append(f"{name}: row ids are not {ids[0] if ids else '(none)'}… numbered in file order")
+    problems.extend(
+        f"{row['row_id']}: split field {row['split']!r}, want {field!r}" for row in rows if row["split"] != field
+    )
     return problems
 
 
