@@ -297,3 +297,22 @@ def test_workers_give_the_same_records_as_one_process(tmp_path):
     assert local == spread
     workers = {r.worker for r in ResultsStore(tmp_path / "workers" / "episodes.jsonl").read()}
     assert all(not worker.endswith(f":{os.getpid()}") for worker in workers)  # played in worker processes
+
+
+def test_resume_refuses_records_of_tasks_that_are_no_longer_planned(tmp_path):
+    """A task pack that changed under a run (ABCD's held-out rows, say) is not mixed into it."""
+    from mimesis_gym.core.errors import ConfigurationError
+
+    config = EvalConfig(envs=["function"], agents=["oracle"], limit=1, max_turns=4)
+    out = tmp_path / "run"
+    run(config, out)
+    episodes = out / "episodes.jsonl"
+    (record,) = [json.loads(line) for line in episodes.read_text().splitlines()]
+    planned_key = record["key"]
+    record["key"] = planned_key.replace(record["task_id"], "a-row-of-an-older-pack")
+    assert record["key"] != planned_key
+    episodes.write_text(json.dumps(record) + "\n")
+    with pytest.raises(ConfigurationError, match="not in this run's plan.*a-row-of-an-older-pack"):
+        run(config, out, resume=True)
+    episodes.write_text(json.dumps({**record, "key": planned_key}) + "\n")
+    run(config, out, resume=True)  # the planned record resumes as before

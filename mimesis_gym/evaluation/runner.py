@@ -777,6 +777,22 @@ async def run_eval(
         )  # fmt: skip
 
 
+def check_recorded_units_planned(recorded: set[str] | frozenset[str], units: Sequence[WorkUnit], out: Path) -> None:
+    """Refuse to resume a run whose recorded episodes are not all in today's plan.
+
+    Same config, different plan: a task pack changed under the run (for example ABCD's ``test``
+    split took the paper's sizes; the earlier rows are split ``test_v1``). Mixing the two would
+    score one table over two sets of tasks.
+    """
+    stray = sorted(set(recorded) - {unit.key for unit in units})
+    if stray:
+        raise ConfigurationError(
+            f"{out}: {len(stray)} recorded episode(s) are not in this run's plan (first: {stray[0]}); its tasks "
+            "changed since the run started (a newer task pack; ABCD's earlier held-out rows are split test_v1): "
+            "start a new run, or resume on the split the run was made with"
+        )
+
+
 async def _run_locked(
     config: EvalConfig,
     out: Path,
@@ -822,6 +838,8 @@ async def _run_locked(
     )  # fmt: skip
     meta.pop("error", None)
     finished = store.finished_keys()
+    if resume:
+        check_recorded_units_planned(set(store.latest()), units, out)
     todo = [unit for unit in units if unit.key not in finished]
     if resume:
         meta["resumes"].append({"at": _now(), "skipped": len(units) - len(todo), "run": len(todo)})
