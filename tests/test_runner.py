@@ -312,7 +312,7 @@ def test_resume_refuses_records_of_tasks_that_are_no_longer_planned(tmp_path):
     record["key"] = planned_key.replace(record["task_id"], "a-row-of-an-older-pack")
     assert record["key"] != planned_key
     episodes.write_text(json.dumps(record) + "\n")
-    with pytest.raises(ConfigurationError, match="not in this run's plan.*a-row-of-an-older-pack"):
+    with pytest.raises(ConfigurationError, match=r"not in this run's plan.*a-row-of-an-older-pack"):
         run(config, out, resume=True)
     episodes.write_text(json.dumps({**record, "key": planned_key}) + "\n")
     run(config, out, resume=True)  # the planned record resumes as before
