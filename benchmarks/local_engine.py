@@ -15,6 +15,9 @@ local engine generated (``min_tokens`` = ``max_tokens``), so both engines do the
 same ids. The server is warmed with one request first. ``--vllm off`` leaves the column out; without
 vLLM installed it is left out with a line saying so.
 
+OpenMP threads wait passively, as under the CLI (``OMP_WAIT_POLICY=PASSIVE`` unless set; docs/users.md,
+"A local model"); the header prints the policy.
+
     python benchmarks/local_engine.py [--turns 8] [--batch 8] [--max-tokens 64] [--vllm auto|off]
 """
 
@@ -25,6 +28,8 @@ import asyncio
 import os
 import time
 from pathlib import Path
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch loads, as the CLI does
 
 SYSTEM = (
     "You are an agent in a conversation with a user who holds a hidden task. Ask short questions, "
@@ -129,7 +134,8 @@ def main() -> int:
 
     path = str(ensure_tiny_model())
     load = os.getloadavg()
-    print(f"cores {os.cpu_count()}, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    policy = os.environ["OMP_WAIT_POLICY"]
+    print(f"cores {os.cpu_count()}, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}, OMP_WAIT_POLICY {policy}")
     results = {}
     modes = (("reuse on", 2048.0),) if args.skip_reuse_off else (("reuse off", 0.0), ("reuse on", 2048.0))
     for name, budget in modes:

@@ -979,8 +979,26 @@ MAIN_JOB_AGENTS = ("tiny", "scripted:baseline", "scripted:random", "oracle")
 fair scripted baseline, and the random floor and privileged oracle ceiling on the same tasks."""
 
 
+OPENMP_WAIT_VARIABLE = "OMP_WAIT_POLICY"
+"""Set to ``PASSIVE`` (unless already set) before torch loads: docs/users.md, "A local model"."""
+
+
+def prefer_passive_openmp(command: str | None) -> None:
+    """Let PyTorch's OpenMP threads sleep, not spin, while they wait (unless the variable is set).
+
+    On a small CPU the in-process engine's threads share the cores with the event loop, the envs
+    and any other job; spinning threads then wait on each other for whole time slices, and a decode
+    step of the tiny model took 2.3 s instead of 0.09 s with one other busy process on two cores
+    (docs/users.md, "A local model"). ``serve-user`` is left alone: the vLLM it starts inherits the
+    environment and binds its own threads.
+    """
+    if command != "serve-user":
+        os.environ.setdefault(OPENMP_WAIT_VARIABLE, "PASSIVE")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    prefer_passive_openmp(argv[0] if argv else None)
     if argv[:1] == ["train"]:  # the learners parse their own flags (docs/algorithms.md)
         from mimesis_gym.algorithms.cli import train_main
 

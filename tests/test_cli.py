@@ -1,5 +1,6 @@
 """The mimesis-gym command: list, play, check, --version."""
 
+import os
 import re
 import subprocess
 import sys
@@ -87,3 +88,19 @@ def test_list_agents(capsys):
     assert main(["list", "agents"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("tiny") and "csd-agent" in out and "phanviethoang1512/Qwen3-8B-CSD-Agent" in out
+
+
+def test_the_cli_lets_openmp_threads_sleep_unless_told_otherwise(monkeypatch, capsys):
+    """OMP_WAIT_POLICY=PASSIVE before torch loads (docs/users.md, "A local model"); a set value is kept."""
+    from mimesis_gym.cli import OPENMP_WAIT_VARIABLE
+
+    monkeypatch.delenv(OPENMP_WAIT_VARIABLE, raising=False)
+    assert main(["list"]) == 0
+    assert os.environ[OPENMP_WAIT_VARIABLE] == "PASSIVE"
+    monkeypatch.setenv(OPENMP_WAIT_VARIABLE, "ACTIVE")
+    assert main(["list"]) == 0
+    assert os.environ[OPENMP_WAIT_VARIABLE] == "ACTIVE"
+    monkeypatch.delenv(OPENMP_WAIT_VARIABLE)
+    main(["serve-user", "tiny", "--print"])  # the vLLM it starts binds its own threads
+    assert OPENMP_WAIT_VARIABLE not in os.environ
+    capsys.readouterr()
