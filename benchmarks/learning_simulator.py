@@ -32,7 +32,9 @@ table also shows the share of cut chats. ``require_think=False``: the think gate
 ``<think>`` blocks. For each seed it prints the per-step mean training reward and the greedy judge
 reward on the held-out **test** rows of the chosen behaviors before and after training (per
 behavior and over all rows; the untrained model's greedy scores are the same for every seed and
-are computed once per process); nothing is tuned on the test rows.
+are computed once per process); nothing is tuned on the test rows. Memory: one process peaks near
+10 GB (the logits of 8 prompts of ~600 tokens over a 49k vocabulary, in fp32), so ``--jobs 3`` needs
+about 30 GB; on a 23 GB machine one of three seeds was killed for memory.
 
 Criterion (as the agent demos): the mean greedy test reward (over seeds) rises (gain > 0), and at
 least 2 of 3 seeds improve. Exit status 0 when it holds, 1 otherwise. ``--users-report`` also runs
@@ -216,7 +218,9 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=TURNS, help="customer turns per chat (env turn_budget)")
     parser.add_argument("--tokens", type=int, default=TOKENS_PER_TURN, help="tokens per customer message")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
-    parser.add_argument("--jobs", type=int, default=1, help="seeds run in this many processes at once")
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="seeds run in this many processes at once (each peaks near 10 GB)"
+    )
     parser.add_argument("--out", type=Path, default=Path("runs/bench_learning_simulator"))
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="extra config override")
     parser.add_argument("--users-report", action="store_true", help="also run users-report before/after")
