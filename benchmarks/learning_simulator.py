@@ -33,7 +33,8 @@ table also shows the share of cut chats. ``require_think=False``: the think gate
 reward on the held-out **test** rows of the chosen behaviors before and after training (per
 behavior and over all rows; the untrained model's greedy scores are the same for every seed and
 are computed once per process); nothing is tuned on the test rows. Memory: one process peaks near
-10 GB (the logits of 8 prompts of ~600 tokens over a 49k vocabulary, in fp32), so ``--jobs 3`` needs
+10 GB (measured; by our estimate mostly fp32 logits of ~600-token prompts over a 49k vocabulary),
+so ``--jobs 3`` needs
 about 30 GB; on a 23 GB machine one of three seeds was killed for memory.
 
 Criterion (as the agent demos): the mean greedy test reward (over seeds) rises (gain > 0), and at
