@@ -34,8 +34,7 @@ reward on the held-out **test** rows of the chosen behaviors before and after tr
 behavior and over all rows; the untrained model's greedy scores are the same for every seed and
 are computed once per process); nothing is tuned on the test rows. Memory: one process peaks near
 10 GB (measured; by our estimate mostly fp32 logits of ~600-token prompts over a 49k vocabulary),
-so ``--jobs 3`` needs
-about 30 GB; on a 23 GB machine one of three seeds was killed for memory.
+so ``--jobs 3`` needs about 30 GB; on a 23 GB machine one of three seeds was killed for memory.
 
 Criterion (as the agent demos): the mean greedy test reward (over seeds) rises (gain > 0), and at
 least 2 of 3 seeds improve. Exit status 0 when it holds, 1 otherwise. ``--users-report`` also runs
