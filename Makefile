@@ -95,12 +95,14 @@ bench: $(VENV)/.installed-dev
 bench-demo: $(VENV)/.installed-dev
 	$(PY) benchmarks/bench_demo.py
 
-# The learners' benchmarks and demos (tens of minutes on 2 cores): efficiency, GRPO, CSD, SB3.
+# The learners' benchmarks and demos (tens of minutes on 2 cores): efficiency, GRPO, CSD, SFT, the
+# simulator side (the tiny model as ABCD's customer, with its users-report before/after), SB3.
 bench-learn: $(VENV)/.installed-dev
 	$(PY) benchmarks/learner_efficiency.py --threads 1
 	$(PY) benchmarks/learning_grpo.py --threads 1
 	$(PY) benchmarks/learning_grpo.py --algorithm csd --threads 1 --set rollout.mask_truncated_turns=true
 	$(PY) benchmarks/learning_sft.py --threads 1
+	$(PY) benchmarks/learning_simulator.py --threads 1 --users-report
 	$(PY) examples/sb3_telepathy.py
 
 bench-users: $(VENV)/.installed-dev $(VLLM_VENV)/.installed-vllm

@@ -660,6 +660,8 @@ def _cmd_users_report(args: argparse.Namespace) -> int:
     settings = {key: value for key, value in settings.items() if value is not None}
     if args.envs:
         settings["envs"] = [ENV_TABLE.find(_env_id(name)).short for name in _names(args.envs) or []]
+    if args.env_arg:
+        settings["env_args"] = _parse_assignments(args.env_arg, "--env-arg", scoped=True)
     try:
         config = UsersReportConfig(users=_names(args.users), **settings)
     except ValidationError as error:
@@ -907,6 +909,7 @@ def build_parser() -> argparse.ArgumentParser:
     users_report.add_argument("--concurrency", type=_int_at_least(1), help="episodes in flight (default 8)")
     users_report.add_argument("--agent-max-tokens", type=_int_at_least(1), help="the agent's max tokens (default 256)")
     users_report.add_argument("--role-max-tokens", type=_int_at_least(1), help="cap on every user/judge call")
+    users_report.add_argument("--env-arg", action="append", help="ENV.KEY=VALUE passed to that env (repeatable)")
     users_report.add_argument("--reference", metavar="ABCD_DIR", help="add a human column from ABCD's real dialogues")
     users_report.add_argument("--out", required=True, help="output directory")
     users_report.add_argument("--resume", action="store_true", help="continue the report in --out")

@@ -181,6 +181,12 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
         planners can list tasks without constructing an env."""
         raise NotImplementedError
 
+    @classmethod
+    def task_pack_for(cls, kwargs: Mapping[str, Any]) -> TaskPack[TaskT]:
+        """The pack an env made with ``kwargs`` reads, so planners list exactly its tasks without building
+        roles: ``load_task_pack(pack, data_dir)``. An env whose other kwargs change its tasks overrides it."""
+        return cls.load_task_pack(kwargs.get("pack", "original"), kwargs.get("data_dir"))
+
     def _system_prompt(self, task: TaskT) -> str:
         own = getattr(task, "system_prompt", None)
         return own if own is not None else self.default_system_prompt

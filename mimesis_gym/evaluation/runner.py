@@ -205,9 +205,8 @@ def build_plan(config: EvalConfig) -> tuple[list[WorkUnit], dict[str, int]]:
     tasks: dict[str, list[str]] = {}
     for entry in ordered:
         kwargs = config.env_kwargs(entry.short)
-        pack = entry.env_class().load_task_pack(kwargs.get("pack", "original"), kwargs.get("data_dir"))
         try:
-            pool = pack.pool(config.split)
+            pool = entry.env_class().task_pack_for(kwargs).pool(config.split)
         except ValueError as error:
             raise ConfigurationError(f"{entry.id}: {error}") from None
         tasks[entry.short] = [task.id for task in pool][: config.limit]

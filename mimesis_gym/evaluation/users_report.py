@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from mimesis_gym.core.disclosure import DisclosureItem
 from mimesis_gym.envs import ENV_TABLE
@@ -76,6 +76,18 @@ class UsersReportConfig(BaseModel):
     agent_max_tokens: int = Field(256, ge=1)
     role_max_tokens: int | None = Field(None, ge=1, description="cap on every user/judge call's max_tokens")
     seed: int = Field(0, ge=0)
+    env_args: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="short env name -> kwargs for that env (e.g. abcd: behaviors, turn_budget)"
+    )
+
+    @model_validator(mode="after")
+    def _env_args_name_envs_of_the_report(self) -> UsersReportConfig:
+        stray = [env for env in self.env_args if env not in self.envs]
+        if stray:
+            raise ValueError(
+                f"env_args names {stray[0]!r}, which is not an env of this report ({', '.join(self.envs)})"
+            )
+        return self
 
     def eval_configs(self) -> dict[str, EvalConfig]:
         """The eval runs: ``probe`` (the agent against each user) and ``customer`` (ABCD)."""
@@ -92,10 +104,14 @@ class UsersReportConfig(BaseModel):
         runs = {}
         probed = [env for env in self.envs if env != CUSTOMER_ENV]
         if probed:
-            runs["probe"] = EvalConfig(envs=probed, agents=[self.agent], users=self.users, **common)
+            args = {env: kwargs for env, kwargs in self.env_args.items() if env in probed}
+            runs["probe"] = EvalConfig(envs=probed, agents=[self.agent], users=self.users, env_args=args, **common)
         if CUSTOMER_ENV in self.envs:
             customers = [customer_alias(user) for user in self.users]
-            runs["customer"] = EvalConfig(envs=[CUSTOMER_ENV], agents=customers, users=["scripted"], **common)
+            args = {env: kwargs for env, kwargs in self.env_args.items() if env == CUSTOMER_ENV}
+            runs["customer"] = EvalConfig(
+                envs=[CUSTOMER_ENV], agents=customers, users=["scripted"], env_args=args, **common
+            )
         return runs
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -37,6 +37,7 @@ from mimesis_gym.envs.abcd.scenarios import (
     required_fields,
     sidecar,
 )
+from mimesis_gym.envs.abcd.selection import parse_behaviors, restrict_pack
 from mimesis_gym.envs.abcd.support import AgentState, SupportContext
 from mimesis_gym.envs.abcd.tasks import AbcdRow, AbcdTaskPack, load_original_pack, load_upstream_pack
 
@@ -246,6 +247,7 @@ class ABCDBehaviorEnv(ConversationEnv[AbcdRow]):
     | ``facts`` | str | ``None`` | ``"abcd"`` or ``"extended"`` customer facts |
     | ``conditions`` | str | ``"sampled"`` | upstream: one row per conversation, or ``"all"`` |
     | ``row_seed`` | int | 0 | upstream: seed of row building |
+    | ``behaviors`` | list of str | ``None`` | keep only these conditions' rows (``["B7", "B12"]``, ``control``) |
     | ``agent_temperature`` | float | 1.0 | temperature of the LLM support agent |
 
     >>> import gymnasium as gym, mimesis_gym
@@ -280,6 +282,7 @@ class ABCDBehaviorEnv(ConversationEnv[AbcdRow]):
         conditions: str = "sampled",
         row_seed: int = 0,
         agent_temperature: float = 1.0,
+        behaviors: str | Sequence[str] | None = None,
         **common: Any,
     ) -> None:
         if support_agent is not None and user is not None:
@@ -293,6 +296,7 @@ class ABCDBehaviorEnv(ConversationEnv[AbcdRow]):
             raise ValueError(f"conditions must be 'sampled' or 'all'; got {conditions!r}")
         if turn_budget is not None and not (isinstance(turn_budget, int) and 1 <= turn_budget <= 16):
             raise ValueError(f"turn_budget must be an int from 1 to 16 or None; got {turn_budget!r}")
+        self.behaviors = None if behaviors is None else parse_behaviors(behaviors)
         super().__init__(
             user=counterpart,
             judge=judge,
@@ -311,8 +315,8 @@ class ABCDBehaviorEnv(ConversationEnv[AbcdRow]):
         self.conditions = conditions
         self.row_seed = int(row_seed)
         self.agent_temperature = float(agent_temperature)
-        if pack == "upstream" and (conditions, self.row_seed) != ("sampled", 0):
-            self.task_pack = load_upstream_pack(data_dir, conditions, self.row_seed)
+        options = {"conditions": conditions, "row_seed": self.row_seed, "behaviors": self.behaviors}
+        self.task_pack = self.task_pack_for({"pack": pack, "data_dir": data_dir, **options})
         self.tools = []
         agent_model, judge_model = self.role_models.user, self.role_models.judge
         self.support_role: Role[Any] = (
@@ -342,6 +346,19 @@ class ABCDBehaviorEnv(ConversationEnv[AbcdRow]):
     @classmethod
     def load_task_pack(cls, pack: str, data_dir: str | None) -> AbcdTaskPack:
         return load_upstream_pack(data_dir) if pack == "upstream" else load_original_pack()
+
+    @classmethod
+    def task_pack_for(cls, kwargs: Mapping[str, Any]) -> AbcdTaskPack:
+        """The rows an env made with ``kwargs`` plays: upstream ``conditions``/``row_seed`` build their own
+        rows, and ``behaviors`` keeps only the rows of those conditions (:mod:`.selection`)."""
+        pack, data_dir = kwargs.get("pack", "original"), kwargs.get("data_dir")
+        conditions, row_seed = kwargs.get("conditions", "sampled"), int(kwargs.get("row_seed", 0))
+        if pack == "upstream" and (conditions, row_seed) != ("sampled", 0):
+            task_pack = load_upstream_pack(data_dir, conditions, row_seed)
+        else:
+            task_pack = cls.load_task_pack(pack, data_dir)
+        behaviors = kwargs.get("behaviors")
+        return task_pack if behaviors is None else restrict_pack(task_pack, parse_behaviors(behaviors))
 
     @property
     def catalog(self) -> StoreCatalog:
