@@ -15,8 +15,8 @@ local engine generated (``min_tokens`` = ``max_tokens``), so both engines do the
 same ids. The server is warmed with one request first. ``--vllm off`` leaves the column out; without
 vLLM installed it is left out with a line saying so.
 
-OpenMP threads wait passively, as under the CLI (``OMP_WAIT_POLICY=PASSIVE`` unless set; docs/users.md,
-"A local model"); the header prints the policy.
+OpenMP threads wait passively, as under the CLI (``OMP_WAIT_POLICY=PASSIVE`` unless set; see
+docs/users.md, "A local model"); the header prints the policy.
 
     python benchmarks/local_engine.py [--turns 8] [--batch 8] [--max-tokens 64] [--vllm auto|off]
 """
