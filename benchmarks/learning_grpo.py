@@ -20,14 +20,13 @@ holds, 1 otherwise.
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
 import json
-import multiprocessing
 import statistics
 import time
 from pathlib import Path
 
 import torch
+from seeds import run_seeds
 
 from mimesis_gym.algorithms.config import TrainerConfig
 from mimesis_gym.algorithms.testing import ENV_ID
@@ -108,12 +107,7 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=1, help="seeds run in this many processes at once")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    if args.jobs > 1:
-        context = multiprocessing.get_context("spawn")
-        with concurrent.futures.ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
-            results = list(pool.map(run_seed, args.seeds, [args] * len(args.seeds)))
-    else:
-        results = [run_seed(seed, args) for seed in args.seeds]
+    results = run_seeds(run_seed, args)
     gain = statistics.mean(r["after"] for r in results) - statistics.mean(r["before"] for r in results)  # type: ignore[misc]
     improved = sum(r["last5"] > r["first5"] for r in results)  # type: ignore[operator]
     needed = min(2, len(results))

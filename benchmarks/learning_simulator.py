@@ -50,9 +50,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import concurrent.futures
 import json
-import multiprocessing
 import statistics
 import time
 from pathlib import Path
@@ -60,6 +58,7 @@ from typing import Any
 
 import gymnasium as gym
 import torch
+from seeds import run_seeds
 
 import mimesis_gym  # noqa: F401  (registers the envs)
 from mimesis_gym.algorithms.config import TrainerConfig
@@ -227,12 +226,7 @@ def main() -> int:
     parser.add_argument("--report-limit", type=int, default=12, help="users-report test rows (0: all chosen rows)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    if args.jobs > 1:
-        context = multiprocessing.get_context("spawn")
-        with concurrent.futures.ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
-            results = list(pool.map(run_seed, args.seeds, [args] * len(args.seeds)))
-    else:
-        results = [run_seed(seed, args) for seed in args.seeds]
+    results = run_seeds(run_seed, args)
     columns = list(results[0]["before"])
     print("\ngreedy judge reward on the held-out test rows, before -> after (cut: chats cut by the token cap)")
     print(f"{'seed':<6}" + "".join(f"{c:>16}" for c in columns) + f"{'cut':>14}   minutes")
