@@ -4,7 +4,7 @@ In ABCDBehavior the roles are turned around: the **policy is the simulated custo
 a realistic behavior (here B7, B12 or B13: piling on constraints, cramming many requests into one
 message, belittling pressure); the scripted support agent answers and the scripted judge scores the
 chat. This is the simulator's RL stage of the paper (``recipes/simulator_abcd.yaml``), scaled down
-to one CPU: the ``mimesis-simulator`` preset (FoldGRPO) with small groups, one customer message per
+to one CPU: the ``mimesis-simulator-cpu`` preset (FoldGRPO) with small groups, one customer message per
 chat and 48 tokens per message, on the train rows of the three behaviors (the env's ``behaviors=``
 filter); the greedy judge reward on their held-out test rows is shown before and after.
 
@@ -51,27 +51,11 @@ def main(argv: list[str] | None = None) -> tuple[Trainer, dict[str, Any]]:
     parts = {key: info["reward_parts"][key] for key in ("exhibit", "placement", "naturalness", "on_task")}
     print(f"a hand-written message gets R = {reward:.2f} from the scripted judge: {parts}")
 
-    # 2. The simulator preset, CPU-scaled: FoldGRPO (score = the sum of turn rewards, normalised within a
-    #    group of G = 4 chats of the same row), 2 rows per step, one optimizer step per step.
-    config = TrainerConfig.preset("mimesis-simulator").with_overrides(
-        [
-            f"run.total_steps={args.steps}",
-            f"run.output_dir={args.output_dir}",
-            "run.resume=never",
-            "run.progress=false",
-            "run.eval_every=0",
-            "run.save_every=0",
-            "run.dtype=float32",
-            "optim.lr=5e-5",
-            "rollout.group_size=4",
-            "rollout.prompts_per_batch=2",
-            "rollout.max_turns=1",
-            "rollout.max_tokens_per_turn=48",
-            "rollout.max_response_tokens=1024",
-            "update.mini_batch_prompts=2",
-            "update.micro_batch_tokens=4096",
-            "rollout.max_concurrent_episodes=8",  # batches of 8 chats: a 600-token prompt's logits are large
-        ]
+    # 2. The simulator preset scaled to a CPU ("mimesis-simulator-cpu"): FoldGRPO (score = the sum of turn
+    #    rewards, normalised within a group of G = 4 chats of the same row), 2 rows per step, one customer
+    #    message of at most 48 tokens per chat, one optimizer step per step.
+    config = TrainerConfig.preset("mimesis-simulator-cpu").with_overrides(
+        [f"run.total_steps={args.steps}", f"run.output_dir={args.output_dir}", "run.resume=never", "run.progress=false"]
     )
 
     # 3. The trainer: the policy is the customer; user="scripted" is the counterpart (the support agent).

@@ -3,7 +3,7 @@
 ``TrainerConfig.preset(name)`` gives ``"paper"`` (the library defaults: the paper's settings where it
 states them), ``"mimesis-release"`` (the released training code's settings, its CSD coach included),
 ``"csd-release-coach"`` (only the release's coach on top of the paper's settings), ``"userrl"``,
-``"infopo-official"``, ``"mimesis-simulator"`` and ``"cpu-tiny"``.
+``"infopo-official"``, ``"mimesis-simulator"``, ``"mimesis-simulator-cpu"`` and ``"cpu-tiny"``.
 ``TrainerConfig.load(source)`` accepts a config, a dict, or a JSON / YAML / TOML file; ``--set``
 style overrides (``"loss.clip_high=0.2"``) go through :meth:`TrainerConfig.with_overrides`.
 """
@@ -478,4 +478,19 @@ PRESETS: dict[str, dict[str, Any]] = {
         "run": {"total_steps": 30, "dtype": "float32", "eval_every": 0, "save_every": 0},
     },
 }
+PRESETS["mimesis-simulator-cpu"] = _merge(
+    PRESETS["mimesis-simulator"],
+    {
+        # The simulator's RL scaled to one CPU core with the tiny model (examples/train_simulator_abcd.py,
+        # benchmarks/learning_simulator.py): G 4, 2 rows per step, one 48-token customer message per chat,
+        # 8 chats decoding at once (a 600-token prompt's logits are large).
+        "optim": {"lr": 5e-5},
+        "rollout": {
+            "group_size": 4, "prompts_per_batch": 2, "max_turns": 1, "max_tokens_per_turn": 48,
+            "max_response_tokens": 1024, "max_concurrent_episodes": 8,
+        },
+        "update": {"mini_batch_prompts": 2, "micro_batch_tokens": 4096},
+        "run": {"total_steps": 4, "dtype": "float32", "eval_every": 0, "save_every": 0},
+    },
+)  # fmt: skip
 """Each preset as overrides of the library defaults."""

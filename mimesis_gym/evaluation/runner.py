@@ -24,7 +24,7 @@ import time
 import traceback
 import uuid
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -776,7 +776,7 @@ async def run_eval(
         )  # fmt: skip
 
 
-def check_recorded_units_planned(recorded: set[str] | frozenset[str], units: Sequence[WorkUnit], out: Path) -> None:
+def check_recorded_units_planned(recorded: Iterable[str], units: Sequence[WorkUnit], out: Path) -> None:
     """Refuse to resume a run whose recorded episodes are not all in today's plan.
 
     Same config, different plan: a task pack changed under the run (for example ABCD's ``test``
@@ -838,7 +838,7 @@ async def _run_locked(
     meta.pop("error", None)
     finished = store.finished_keys()
     if resume:
-        check_recorded_units_planned(set(store.latest()), units, out)
+        check_recorded_units_planned(store.latest(), units, out)
     todo = [unit for unit in units if unit.key not in finished]
     if resume:
         meta["resumes"].append({"at": _now(), "skipped": len(units) - len(todo), "run": len(todo)})

@@ -93,8 +93,8 @@ class EnvRecipe(BaseModel):
 
         Built as ``gym.make`` builds it, turn limit (``TimeLimit``) included, but without gymnasium's
         ``PassiveEnvChecker`` and ``OrderEnforcing`` wrappers: every adapter refuses a step before a
-        reset itself, the contract suite checks the spaces, and the two wrappers cost about a fifth
-        of a scripted step (docs/integrations.md, "Overhead"). ``env_kwargs`` may turn the checker
+        reset itself, the contract suite checks the spaces, and the two wrappers cost about 2 µs of
+        a 23 µs scripted FunctionGym step (docs/integrations.md, "Overhead"). ``env_kwargs`` may turn the checker
         back on (``disable_env_checker=False``).
         """
         kwargs = {"disable_env_checker": True, **self.env_kwargs, "user": self.user, "privileged": False}
