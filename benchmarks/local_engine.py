@@ -128,18 +128,29 @@ def main() -> int:
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--vllm", choices=("auto", "off"), default="auto", help="the vLLM-CPU column")
     parser.add_argument("--skip-reuse-off", action="store_true", help="measure reuse on (and vLLM) only")
+    parser.add_argument(
+        "--dtype",
+        choices=("auto", "float32", "bfloat16"),
+        default="auto",
+        help="both engines' dtype; auto: what vLLM-CPU picks here (bfloat16 on a CPU with bf16 instructions)",
+    )
     args = parser.parse_args()
     from mimesis_gym.core.local_lm import EngineStats, LocalLM
     from mimesis_gym.core.tiny import ensure_tiny_model
+    from mimesis_gym.users.serve import cpu_has_bf16
 
     path = str(ensure_tiny_model())
+    dtype = args.dtype if args.dtype != "auto" else ("bfloat16" if cpu_has_bf16() else "float32")
     load = os.getloadavg()
     policy = os.environ["OMP_WAIT_POLICY"]
-    print(f"cores {os.cpu_count()}, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}, OMP_WAIT_POLICY {policy}")
+    print(
+        f"cores {os.cpu_count()}, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}, "
+        f"OMP_WAIT_POLICY {policy}, dtype {dtype} (both engines)"
+    )
     results = {}
     modes = (("reuse on", 2048.0),) if args.skip_reuse_off else (("reuse off", 0.0), ("reuse on", 2048.0))
     for name, budget in modes:
-        engine = LocalLM(path, cache_budget_mb=budget)
+        engine = LocalLM(path, dtype=dtype, cache_budget_mb=budget)
         engine.load()
         run(engine, 2, 1, 4)  # warm-up: the first engine of a process starts slow
         engine.clear_cache()
@@ -169,7 +180,7 @@ def main() -> int:
     if python is not None:
         from mimesis_gym.users.serve import tiny_server
 
-        with tiny_server(python, log_file=os.devnull) as server:
+        with tiny_server(python, log_file=os.devnull, passthrough=["--dtype", dtype]) as server:
             server.wait_healthy(timeout_s=600)
             vllm_s = replay_on_vllm(server.command.base_url, on_log, args.batch, args.turns)
         print("turn | vLLM s | vLLM tok/s | local reuse on / vLLM")

@@ -171,6 +171,7 @@ class LocalLM:
         self._tokenizer: Any = None
         self._device: Any = None
         self._cache_arg = "past_key_values"
+        self._last_logits: dict[str, int] = {}
         self._stop_ids: frozenset[int] = frozenset()
         self._inbox: queue.SimpleQueue[EngineRequest] = queue.SimpleQueue()
         self._worker: threading.Thread | None = None
@@ -205,7 +206,10 @@ class LocalLM:
             self._tokenizer = tokenizer
             self._device = torch.device(device)
             # transformers renamed past_key_values to cache during 5.x: use whichever this version has.
-            self._cache_arg = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+            parameters = inspect.signature(model.forward).parameters
+            self._cache_arg = "cache" if "cache" in parameters else "past_key_values"
+            # A prefill needs only its last token's logits (the vocabulary projection of every token was a fifth of it).
+            self._last_logits = {"logits_to_keep": 1} if "logits_to_keep" in parameters else {}
             if self.max_batch_size is None:
                 self.max_batch_size = 32 if device.startswith("cuda") else 8
             self._model = model
@@ -273,9 +277,9 @@ class LocalLM:
         """The worker: admit waiting requests between steps, step the running batch, answer finished rows."""
         import torch
 
-        batch: RunningBatch[_Row] = RunningBatch(self._model, self._cache_arg)
-        waiting: deque[EngineRequest] = deque()
         limit = self.max_batch_size or 8
+        batch: RunningBatch[_Row] = RunningBatch(self._model, self._cache_arg, limit)
+        waiting: deque[EngineRequest] = deque()
         with torch.inference_mode():
             while True:
                 if not batch and not waiting:
@@ -330,6 +334,7 @@ class LocalLM:
             position_ids=torch.arange(reused, len(prompt_ids), device=device).unsqueeze(0),
             use_cache=True,
             **{self._cache_arg: DynamicCache(ddp_cache_data=prefix) if prefix else None},
+            **self._last_logits,
         )
         self.stats.reused_tokens += reused
         self.stats.prefill_tokens += len(suffix)
@@ -354,18 +359,17 @@ class LocalLM:
         except Exception as error:  # answered to every live row
             for row in batch.rows:
                 _settle(row.request, error=error)
-            batch.keep([])
+            batch.clear()
             return
         self.stats.decode_steps += 1
-        keep = []
+        leaving = []
         for index, row in enumerate(batch.rows):
             if row.request.future.done():
-                continue
-            if self._record(row, logits[index]):
-                keep.append(index)
-            else:
+                leaving.append(index)
+            elif not self._record(row, logits[index]):
                 self._finish(row, batch.row_layers(index))
-        batch.keep(keep)
+                leaving.append(index)
+        batch.leave(leaving)
 
     def _finish(self, row: _Row, layers: KVLayers) -> None:
         """Answer the row and store its cache (prompt plus every completion token fed back) for reuse."""

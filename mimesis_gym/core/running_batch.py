@@ -1,17 +1,32 @@
 """The running batch of the local engine: live rows that decode together and join or leave between steps.
 
-All rows share one transformers ``DynamicCache``, left-padded: a row's real tokens are the last
-``lengths[i]`` columns of its cache, contiguous, and the attention mask marks them. Each
-:meth:`RunningBatch.step` feeds one token per row at position ``lengths[i]`` (explicit position
-ids), so padding never shifts positions. A row joins with its own prefilled cache (padded on the
-left to the batch width, or the batch padded to the row's); rows leave through the cache's own
-``batch_select_indices``, and columns that became padding for every remaining row are cut off the
-left, so the width follows the longest live row. Only full-attention ``DynamicLayer`` caches fit
-this layout; :func:`check_cache_layout` rejects others at load time.
+**Layout.** The rows' keys and values live in one preallocated buffer per decoder layer (a *slab*,
+shape ``[row capacity, kv heads, columns, head_dim]``), and a mask buffer of ``[row capacity,
+columns]`` marks the real tokens. Rows are right-aligned: every row's real tokens end at the
+shared column ``end``, row ``i``'s occupy ``[end - lengths[i], end)``, and the model attends over
+the view ``[start, end)`` with ``start = end - max(lengths)``, so the view follows the longest live
+row. Explicit position ids (``lengths[i]``) keep padding from shifting positions.
+
+**Steps write in place.** :meth:`RunningBatch.step` feeds one token per row; each layer writes its
+new keys and values at column ``end`` of its slab and hands the attention a view, so a step copies
+nothing of the cache. (transformers' ``DynamicCache`` concatenates every layer's whole cache at
+every step: at 8 rows of 900 tokens that copy was 18 % of a decode step of the tiny model; see
+``benchmarks/local_engine.py``.)
+
+**Joining and leaving.** A joining row's prefilled cache (batch 1, no padding) is written into the
+next free slot; a leaving row's slot takes the last row (one row copied; rows reorder, and
+:attr:`RunningBatch.rows` says which is where). When the columns run out (on the right as rows
+decode, or on the left for a joining row longer than the view), the live region is copied once
+into new buffers with headroom of ``max(256, width // 2)`` columns; an empty batch frees its
+buffers. Invariants the tests rely on: a slot's mask is 1 exactly on its row's real tokens, and
+every value in a slab is finite (zeros or real keys and values), so masked columns add nothing.
+
+Only full-attention caches fit this layout; :func:`check_cache_layout` rejects others at load time.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Generic, TypeVar
 
 from mimesis_gym.core.kv_prefix_cache import KVLayers
@@ -19,6 +34,9 @@ from mimesis_gym.core.kv_prefix_cache import KVLayers
 __all__ = ["RunningBatch", "check_cache_layout"]
 
 Row = TypeVar("Row")
+
+MIN_HEADROOM = 256
+"""Spare columns, at least, that a new slab leaves to the right of the live region."""
 
 
 def check_cache_layout(config: Any, path: str) -> None:
@@ -34,107 +52,183 @@ def check_cache_layout(config: Any, path: str) -> None:
         )
 
 
-class RunningBatch(Generic[Row]):
-    """Rows (any payload) with one shared left-padded KV cache; see the module docstring."""
+@functools.cache
+def _slab_layer_class() -> type:
+    """The transformers cache layer over a slab (made on first use: transformers is imported lazily)."""
+    from transformers.cache_utils import DynamicLayer
 
-    def __init__(self, model: Any, cache_arg: str) -> None:
+    class SlabLayer(DynamicLayer):
+        """One decoder layer's cache: a slab plus the window ``[:rows, :, start:end]`` the model sees.
+
+        :meth:`update` writes the new keys and values at column ``end`` (the owner made room) and
+        widens the window; ``keys``/``values`` are always views of the window, so transformers'
+        mask sizes and sequence length follow it.
+        """
+
+        def __init__(self, key_slab: Any, value_slab: Any) -> None:
+            super().__init__()
+            self.key_slab, self.value_slab = key_slab, value_slab
+            self.device = key_slab.device
+            self.is_initialized = True
+            self.show(0, 0, 0)
+
+        def show(self, rows: int, start: int, end: int) -> None:
+            self.rows, self.start, self.end = rows, start, end
+            self.keys = self.key_slab[:rows, :, start:end]
+            self.values = self.value_slab[:rows, :, start:end]
+
+        def update(self, key_states: Any, value_states: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+            end = self.end + key_states.shape[2]
+            self.key_slab[: self.rows, :, self.end : end] = key_states
+            self.value_slab[: self.rows, :, self.end : end] = value_states
+            self.show(self.rows, self.start, end)
+            return self.keys, self.values
+
+    return SlabLayer
+
+
+class RunningBatch(Generic[Row]):
+    """Rows (any payload) sharing one right-aligned slab cache; see the module docstring."""
+
+    def __init__(self, model: Any, cache_arg: str, capacity: int) -> None:
+        if capacity < 1:
+            raise ValueError(f"a running batch needs room for at least one row, got {capacity}")
         self.model = model
         self.cache_arg = cache_arg
+        self.capacity = capacity
         self.rows: list[Row] = []
         self.lengths: list[int] = []
-        self._cache: Any = None
+        self.start = self.end = 0
+        self._layers: list[Any] = []
         self._mask: Any = None
+        self._cache: Any = None
 
     def __len__(self) -> int:
         return len(self.rows)
 
     @property
     def width(self) -> int:
+        """Columns of the view the model attends over (the longest live row)."""
+        return self.end - self.start
+
+    @property
+    def columns(self) -> int:
+        """Columns the slabs hold (0 when the batch is empty)."""
         return 0 if self._mask is None else int(self._mask.shape[1])
 
     def join(self, row: Row, layers: KVLayers) -> None:
         """Add a row whose own cache (batch 1, no padding) holds ``layers[0][0].shape[2]`` tokens."""
-        import torch
-        from transformers import DynamicCache
-
+        if len(self.rows) >= self.capacity:
+            raise ValueError(f"the running batch is full ({self.capacity} rows)")
         length = int(layers[0][0].shape[2])
-        device = layers[0][0].device
-        if self._cache is None:
-            self._cache = DynamicCache(ddp_cache_data=layers)
-            self._mask = torch.ones((1, length), dtype=torch.long, device=device)
-        else:
-            width = max(self.width, length)
-            self._pad_left(width - self.width)
-            for layer, (keys, values) in zip(self._cache.layers, layers, strict=True):
-                layer.keys = torch.cat([layer.keys, _left_pad(keys, width - length)], dim=0)
-                layer.values = torch.cat([layer.values, _left_pad(values, width - length)], dim=0)
-            row_mask = torch.zeros((1, width), dtype=torch.long, device=device)
-            row_mask[:, width - length :] = 1
-            self._mask = torch.cat([self._mask, row_mask], dim=0)
+        if not self._layers:
+            self._allocate(layers[0][0], len(layers), length)
+        elif length > self.end:
+            self._relayout(length)
+        slot, end = len(self.rows), self.end
+        for layer, (keys, values) in zip(self._layers, layers, strict=True):
+            layer.key_slab[slot, :, end - length : end] = keys[0]
+            layer.value_slab[slot, :, end - length : end] = values[0]
+        self._mask[slot].zero_()
+        self._mask[slot, end - length : end] = 1
         self.rows.append(row)
         self.lengths.append(length)
+        self.start = min(self.start, end - length)
 
     def step(self, tokens: list[int]) -> Any:
         """Feed one token per row; returns the next-token logits, shape [rows, vocab]."""
         import torch
 
-        device = self._mask.device
-        self._mask = torch.cat([self._mask, torch.ones((len(self.rows), 1), dtype=torch.long, device=device)], dim=1)
+        if self.end >= self.columns:
+            self._relayout(self.width)
+        rows, device = len(self.rows), self._mask.device
+        self._mask[:rows, self.end] = 1
+        for layer in self._layers:
+            layer.show(rows, self.start, self.end)
         output = self.model(
             input_ids=torch.tensor(tokens, dtype=torch.long, device=device).unsqueeze(-1),
-            attention_mask=self._mask,
+            attention_mask=self._mask[:rows, self.start : self.end + 1],
             position_ids=torch.tensor(self.lengths, dtype=torch.long, device=device).unsqueeze(-1),
             use_cache=True,
             **{self.cache_arg: self._cache},
         )
-        self._cache = getattr(output, self.cache_arg)
+        self.end += 1
         self.lengths = [length + 1 for length in self.lengths]
         return output.logits[:, -1, :]
 
     def row_layers(self, index: int) -> KVLayers:
         """A copy of one row's real keys and values (no padding), batch 1, for the prefix cache."""
-        start = self.width - self.lengths[index]
+        first = self.end - self.lengths[index]
         return [
-            (layer.keys[index : index + 1, :, start:, :].clone(), layer.values[index : index + 1, :, start:, :].clone())
-            for layer in self._cache.layers
+            (
+                layer.key_slab[index : index + 1, :, first : self.end].clone(),
+                layer.value_slab[index : index + 1, :, first : self.end].clone(),
+            )
+            for layer in self._layers
         ]
 
-    def keep(self, indices: list[int]) -> None:
-        """Keep only these rows (in this order); the rest leave the batch."""
+    def leave(self, indices: list[int]) -> None:
+        """These rows leave; the last row moves into each freed slot (so later rows change index)."""
+        for index in sorted(set(indices), reverse=True):  # every higher index has already gone
+            last = len(self.rows) - 1
+            if index != last:
+                first = self.end - self.lengths[last]
+                for layer in self._layers:
+                    layer.key_slab[index, :, first : self.end] = layer.key_slab[last, :, first : self.end]
+                    layer.value_slab[index, :, first : self.end] = layer.value_slab[last, :, first : self.end]
+                self._mask[index] = self._mask[last]
+                self.rows[index], self.lengths[index] = self.rows[last], self.lengths[last]
+            self.rows.pop()
+            self.lengths.pop()
+        if not self.rows:
+            self.clear()
+        else:
+            self.start = self.end - max(self.lengths)
+
+    def clear(self) -> None:
+        """Every row leaves and the buffers are freed."""
+        self.rows, self.lengths = [], []
+        self.start = self.end = 0
+        self._layers, self._mask, self._cache = [], None, None
+
+    def _allocate(self, like: Any, layer_count: int, width: int) -> None:
+        """First slabs, shaped after ``like`` ([1, heads, tokens, head_dim]), with ``width`` columns live."""
         import torch
 
-        if len(indices) == len(self.rows):
-            return
-        if not indices:
-            self.rows, self.lengths, self._cache, self._mask = [], [], None, None
-            return
-        self.rows = [self.rows[i] for i in indices]
-        self.lengths = [self.lengths[i] for i in indices]
-        selected = torch.tensor(indices, dtype=torch.long, device=self._mask.device)
-        self._cache.batch_select_indices(selected)
-        self._mask = self._mask[selected]
-        unused = self.width - max(self.lengths)
-        if unused > 0:
-            for layer in self._cache.layers:
-                layer.keys, layer.values = layer.keys[:, :, unused:, :], layer.values[:, :, unused:, :]
-            self._mask = self._mask[:, unused:]
+        shape = (self.capacity, like.shape[1], width + _headroom(width), like.shape[3])
+        layer_class = _slab_layer_class()
+        self._layers = [layer_class(like.new_zeros(shape), like.new_zeros(shape)) for _ in range(layer_count)]
+        self._mask = torch.zeros((self.capacity, shape[2]), dtype=torch.long, device=like.device)
+        self._cache = _cache_of(self._layers)
+        self.start = self.end = width
 
-    def _pad_left(self, columns: int) -> None:
+    def _relayout(self, width: int) -> None:
+        """Copy the live region into new slabs where it ends at column ``width`` (≥ the view) with headroom."""
         import torch
 
-        if columns <= 0:
-            return
-        for layer in self._cache.layers:
-            layer.keys, layer.values = _left_pad(layer.keys, columns), _left_pad(layer.values, columns)
-        padding = torch.zeros((len(self.rows), columns), dtype=torch.long, device=self._mask.device)
-        self._mask = torch.cat([padding, self._mask], dim=1)
+        rows, old_start, old_end = len(self.rows), self.start, self.end
+        end = max(width, self.width)
+        start = end - self.width
+        columns = end + _headroom(end)
+        layer_class = _slab_layer_class()
+        layers = []
+        for old in self._layers:
+            shape = (self.capacity, old.key_slab.shape[1], columns, old.key_slab.shape[3])
+            keys, values = old.key_slab.new_zeros(shape), old.value_slab.new_zeros(shape)
+            keys[:rows, :, start:end] = old.key_slab[:rows, :, old_start:old_end]
+            values[:rows, :, start:end] = old.value_slab[:rows, :, old_start:old_end]
+            layers.append(layer_class(keys, values))
+        mask = torch.zeros((self.capacity, columns), dtype=torch.long, device=self._mask.device)
+        mask[:rows, start:end] = self._mask[:rows, old_start:old_end]
+        self._layers, self._mask, self._cache = layers, mask, _cache_of(layers)
+        self.start, self.end = start, end
 
 
-def _left_pad(tensor: Any, columns: int) -> Any:
-    """Zeros before the token axis (dim 2) of a [batch, heads, tokens, head_dim] tensor."""
-    import torch
+def _headroom(width: int) -> int:
+    return max(MIN_HEADROOM, width // 2)
 
-    if columns <= 0:
-        return tensor
-    shape = (tensor.shape[0], tensor.shape[1], columns, tensor.shape[3])
-    return torch.cat([tensor.new_zeros(shape), tensor], dim=2)
+
+def _cache_of(layers: list[Any]) -> Any:
+    from transformers.cache_utils import Cache
+
+    return Cache(layers=layers)

@@ -320,9 +320,10 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
-def tiny_server(python: str, *, log_file: str | None = None) -> VLLMServer:
-    """A (not yet started) vLLM server for the tiny model on a free loopback port."""
-    return VLLMServer(build_serve_command("tiny", python=python, port=free_port()), log_file=log_file)
+def tiny_server(python: str, *, log_file: str | None = None, passthrough: Sequence[str] = ()) -> VLLMServer:
+    """A (not yet started) vLLM server for the tiny model on a free loopback port (``passthrough``: more vLLM flags)."""
+    command = build_serve_command("tiny", python=python, port=free_port(), passthrough=tuple(passthrough))
+    return VLLMServer(command, log_file=log_file)
 
 
 def serve_user_main(command: ServeCommand, *, print_only: bool, wait_s: float) -> int:
