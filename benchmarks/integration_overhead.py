@@ -125,6 +125,43 @@ def through_verl(env_id: str, task_ids: list[str]) -> Runner:
     return lambda steps: loop.run_until_complete(trajectories(steps))
 
 
+def verl_interface_floor(env_id: str, task_ids: list[str]) -> Runner:
+    """What verl's tool interface costs with no glue at all: the adapters' env stack stepped inside the
+    same async ``create``/``execute``/``calc_reward``/``release`` calls, answering ``ToolResponse`` objects
+    and a metrics dict, with no validation, bookkeeping or episode records. The least any verl tool pays."""
+    from verl.tools.schemas import ToolResponse
+
+    env = EnvRecipe(env_id=env_id, env_kwargs={"split": "test"}).make()
+
+    async def create(task_id: str, seed: int) -> ToolResponse:
+        return ToolResponse(text=env.reset(seed=seed, options={"task_id": task_id})[0])
+
+    async def execute(call: dict[str, str]) -> tuple[ToolResponse, float, dict[str, Any]]:
+        obs, reward, terminated, truncated, _ = env.step(call)
+        return ToolResponse(text=obs), float(reward), {"terminated": terminated, "truncated": truncated}
+
+    async def calc_reward() -> float:
+        return 0.0
+
+    async def release() -> None:
+        return None
+
+    async def trajectories(steps: int) -> None:
+        live, episode = False, 0
+        for i in range(steps):
+            if not live:
+                await create(task_ids[episode % len(task_ids)], episode)
+                live, episode = True, episode + 1
+            _, _, metrics = await execute(CALLS[i % len(CALLS)])
+            if metrics["terminated"] or metrics["truncated"]:
+                await calc_reward()
+                await release()
+                live = False
+
+    loop = asyncio.new_event_loop()
+    return lambda steps: loop.run_until_complete(trajectories(steps))
+
+
 ADAPTERS: dict[str, Callable[[str, list[str]], Runner]] = {"TRL": through_trl, "verl": through_verl}
 """Engine name → the runner that drives the env through its adapter."""
 
@@ -203,12 +240,17 @@ def main() -> None:
             continue
         adapter = make_runner(args.env, task_ids)
         same_stack = in_process_as_adapters_build(args.env, task_ids)
-        baseline(args.steps), adapter(args.steps), same_stack(args.steps)  # warm caches and packs
-        ours, theirs, bare = [], [], []
+        floor = verl_interface_floor(args.env, task_ids) if name == "verl" else None
+        for warm in (baseline, adapter, same_stack, floor):  # warm caches and packs
+            if warm is not None:
+                warm(args.steps)
+        ours, theirs, bare, floors = [], [], [], []
         for _ in range(args.repeats):
             ours.append(steps_per_second(baseline, args.steps))
             theirs.append(steps_per_second(adapter, args.steps))
             bare.append(steps_per_second(same_stack, args.steps))
+            if floor is not None:
+                floors.append(steps_per_second(floor, args.steps))
         base_rate, rate, bare_rate = statistics.median(ours), statistics.median(theirs), statistics.median(bare)
         verdict = "ok" if base_rate / rate <= 1.1 else "over the 1.1x goal"
         print(f"{'in-process':<12} {base_rate:>10.0f}")
@@ -218,6 +260,13 @@ def main() -> None:
             f"{'':<12} against the adapters' own env stack (TimeLimit only, {bare_rate:.0f} steps/s): "
             f"{bare_rate / rate:.3f}x, {glue_us:.1f} us per call of {name} glue"
         )
+        if floors:
+            floor_rate = statistics.median(floors)
+            print(
+                f"{'':<12} verl's tool interface alone (async calls, ToolResponse, metrics; no glue): "
+                f"{floor_rate:.0f} steps/s, {base_rate / floor_rate:.3f}x of in-process; the adapter is "
+                f"{floor_rate / rate:.3f}x of it"
+            )
     if importlib.util.find_spec("openenv") is None:
         print(f"{'OpenEnv':<12} (left out: openenv-core is not installed here; run in the main venv)")
     else:
