@@ -74,7 +74,11 @@ def test_rows_decode_as_if_alone_through_joins_leaves_and_relayouts(model, cache
     fed = {}
     relayouts = []
     relayout = RunningBatch._relayout
-    monkeypatch.setattr(RunningBatch, "_relayout", lambda self, width: relayouts.append(width) or relayout(self, width))
+    monkeypatch.setattr(
+        RunningBatch,
+        "_relayout",
+        lambda self, width, **slots: relayouts.append(width) or relayout(self, width, **slots),
+    )
 
     def step() -> None:
         logits = batch.step([FEED[fed[name]] for name in batch.rows])
@@ -116,8 +120,11 @@ def test_rows_decode_as_if_alone_through_joins_leaves_and_relayouts(model, cache
 
 def test_several_rows_leave_at_once_in_any_order(model, cache_arg):
     batch: RunningBatch[int] = RunningBatch(model, cache_arg, capacity=4)
+    slots = []
     for index in range(4):
         batch.join(index, prefill(model, cache_arg, prompt(6 + index, index))[0])
+        slots.append(batch.slots)
+    assert slots == [1, 2, 4, 4]  # slots double as rows join, up to the capacity
     batch.leave([2, 0])
     assert sorted(batch.rows) == [1, 3]
     for slot, name in enumerate(batch.rows):

@@ -1,11 +1,12 @@
 """The running batch of the local engine: live rows that decode together and join or leave between steps.
 
 **Layout.** The rows' keys and values live in one preallocated buffer per decoder layer (a *slab*,
-shape ``[row capacity, kv heads, columns, head_dim]``), and a mask buffer of ``[row capacity,
-columns]`` marks the real tokens. Rows are right-aligned: every row's real tokens end at the
-shared column ``end``, row ``i``'s occupy ``[end - lengths[i], end)``, and the model attends over
-the view ``[start, end)`` with ``start = end - max(lengths)``, so the view follows the longest live
-row. Explicit position ids (``lengths[i]``) keep padding from shifting positions.
+shape ``[slots, kv heads, columns, head_dim]``), and a mask buffer of ``[slots, columns]`` marks
+the real tokens; slots double as rows join, up to the batch's capacity. Rows are right-aligned:
+every row's real tokens end at the shared column ``end``, row ``i``'s occupy
+``[end - lengths[i], end)``, and the model attends over the view ``[start, end)`` with
+``start = end - max(lengths)``, so the view follows the longest live row. Explicit position ids
+(``lengths[i]``) keep padding from shifting positions.
 
 **Steps write in place.** :meth:`RunningBatch.step` feeds one token per row; each layer writes its
 new keys and values at column ``end`` of its slab and hands the attention a view, so a step copies
@@ -16,10 +17,11 @@ every step: at 8 rows of 900 tokens that copy was 18 % of a decode step of the t
 **Joining and leaving.** A joining row's prefilled cache (batch 1, no padding) is written into the
 next free slot; a leaving row's slot takes the last row (one row copied; rows reorder, and
 :attr:`RunningBatch.rows` says which is where). When the columns run out (on the right as rows
-decode, or on the left for a joining row longer than the view), the live region is copied once
-into new buffers with headroom of ``max(256, width // 2)`` columns; an empty batch frees its
-buffers. Invariants the tests rely on: a slot's mask is 1 exactly on its row's real tokens, and
-every value in a slab is finite (zeros or real keys and values), so masked columns add nothing.
+decode, or on the left for a joining row longer than the view) or a row finds every slot taken, the
+live region is copied once into new buffers, with headroom of ``max(256, width // 2)`` columns and
+twice the slots (at most the capacity); an empty batch frees its buffers. Invariants the tests rely
+on: a slot's mask is 1 exactly on its row's real tokens, and every value in a slab is finite (zeros
+or real keys and values), so masked columns add nothing.
 
 Only full-attention caches fit this layout; :func:`check_cache_layout` rejects others at load time.
 """
@@ -112,6 +114,11 @@ class RunningBatch(Generic[Row]):
         return self.end - self.start
 
     @property
+    def slots(self) -> int:
+        """Rows the slabs hold (0 when the batch is empty)."""
+        return 0 if self._mask is None else int(self._mask.shape[0])
+
+    @property
     def columns(self) -> int:
         """Columns the slabs hold (0 when the batch is empty)."""
         return 0 if self._mask is None else int(self._mask.shape[1])
@@ -123,8 +130,8 @@ class RunningBatch(Generic[Row]):
         length = int(layers[0][0].shape[2])
         if not self._layers:
             self._allocate(layers[0][0], len(layers), length)
-        elif length > self.end:
-            self._relayout(length)
+        elif length > self.end or len(self.rows) >= self.slots:
+            self._relayout(length, slots=min(self.capacity, 2 * self.slots))
         slot, end = len(self.rows), self.end
         for layer, (keys, values) in zip(self._layers, layers, strict=True):
             layer.key_slab[slot, :, end - length : end] = keys[0]
@@ -195,30 +202,32 @@ class RunningBatch(Generic[Row]):
         """First slabs, shaped after ``like`` ([1, heads, tokens, head_dim]), with ``width`` columns live."""
         import torch
 
-        shape = (self.capacity, like.shape[1], width + _headroom(width), like.shape[3])
+        shape = (1, like.shape[1], width + _headroom(width), like.shape[3])
         layer_class = _slab_layer_class()
         self._layers = [layer_class(like.new_zeros(shape), like.new_zeros(shape)) for _ in range(layer_count)]
-        self._mask = torch.zeros((self.capacity, shape[2]), dtype=torch.long, device=like.device)
+        self._mask = torch.zeros((1, shape[2]), dtype=torch.long, device=like.device)
         self._cache = _cache_of(self._layers)
         self.start = self.end = width
 
-    def _relayout(self, width: int) -> None:
-        """Copy the live region into new slabs where it ends at column ``width`` (≥ the view) with headroom."""
+    def _relayout(self, width: int, slots: int | None = None) -> None:
+        """Copy the live region into new slabs (``slots`` rows, default as many as now) where it ends at
+        column ``width`` (at least the view's), with headroom on the right."""
         import torch
 
         rows, old_start, old_end = len(self.rows), self.start, self.end
         end = max(width, self.width)
         start = end - self.width
         columns = end + _headroom(end)
+        slots = max(slots or self.slots, rows)
         layer_class = _slab_layer_class()
         layers = []
         for old in self._layers:
-            shape = (self.capacity, old.key_slab.shape[1], columns, old.key_slab.shape[3])
+            shape = (slots, old.key_slab.shape[1], columns, old.key_slab.shape[3])
             keys, values = old.key_slab.new_zeros(shape), old.value_slab.new_zeros(shape)
             keys[:rows, :, start:end] = old.key_slab[:rows, :, old_start:old_end]
             values[:rows, :, start:end] = old.value_slab[:rows, :, old_start:old_end]
             layers.append(layer_class(keys, values))
-        mask = torch.zeros((self.capacity, columns), dtype=torch.long, device=self._mask.device)
+        mask = torch.zeros((slots, columns), dtype=torch.long, device=self._mask.device)
         mask[:rows, start:end] = self._mask[:rows, old_start:old_end]
         self._layers, self._mask, self._cache = layers, mask, _cache_of(layers)
         self.start, self.end = start, end
