@@ -13,12 +13,15 @@ serves by default): each conversation sends, turn after turn, exactly the prompt
 engine saw (``/v1/completions`` with a token-id prompt) and asks for exactly as many tokens as the
 local engine generated (``min_tokens`` = ``max_tokens``), so both engines do the same work on the
 same ids. The server is warmed with one request first. ``--vllm off`` leaves the column out; without
-vLLM installed it is left out with a line saying so.
+vLLM installed it is left out with a line saying so. Both engines run in one dtype (``--dtype``; by
+default the one vLLM-CPU picks on this machine: bfloat16 on a CPU with bf16 instructions, else
+float32), given to the local engine and to vLLM as ``--dtype``; the header prints it.
 
 OpenMP threads wait passively, as under the CLI (``OMP_WAIT_POLICY=PASSIVE`` unless set; see
 docs/users.md, "A local model"); the header prints the policy.
 
     python benchmarks/local_engine.py [--turns 8] [--batch 8] [--max-tokens 64] [--vllm auto|off]
+        [--skip-reuse-off] [--dtype auto|float32|bfloat16]
 """
 
 from __future__ import annotations
