@@ -662,6 +662,14 @@ def _cmd_users_report(args: argparse.Namespace) -> int:
         settings["envs"] = [ENV_TABLE.find(_env_id(name)).short for name in _names(args.envs) or []]
     if args.env_arg:
         settings["env_args"] = _parse_assignments(args.env_arg, "--env-arg", scoped=True)
+    if args.embedder:
+        from mimesis_gym.evaluation.embeddings import embedder_path
+
+        try:
+            embedder_path(args.embedder)
+        except ValueError as error:
+            _usage(f"--embedder: {error}")
+        settings["embedder"] = args.embedder
     try:
         config = UsersReportConfig(users=_names(args.users), **settings)
     except ValidationError as error:
@@ -911,6 +919,9 @@ def build_parser() -> argparse.ArgumentParser:
     users_report.add_argument("--role-max-tokens", type=_int_at_least(1), help="cap on every user/judge call")
     users_report.add_argument("--env-arg", action="append", help="ENV.KEY=VALUE passed to that env (repeatable)")
     users_report.add_argument("--reference", metavar="ABCD_DIR", help="add a human column from ABCD's real dialogues")
+    users_report.add_argument(
+        "--embedder", metavar="MODEL", help="also compare replies by embedding cosine: tiny, hf:PATH or a directory"
+    )
     users_report.add_argument("--out", required=True, help="output directory")
     users_report.add_argument("--resume", action="store_true", help="continue the report in --out")
     users_report.add_argument("--no-progress", action="store_true")

@@ -160,6 +160,7 @@ def cli(*args: str) -> subprocess.CompletedProcess:
         (["--users", "scripted", "--reference", "/nonexistent-dir"], "--reference /nonexistent-dir"),
         (["--users", "scripted", "--envs", "abcd", "--env-arg", "abcd.behaviors=B7,B14"], "unknown condition 'B14'"),
         (["--users", "scripted", "--env-arg", "abcd.turn_budget=3"], "env_args names 'abcd', which is not an env"),
+        (["--users", "scripted", "--embedder", "/nonexistent-model"], "--embedder: embedder '/nonexistent-model'"),
     ],
 )
 def test_cli_errors_are_one_line_exit_2(tmp_path: Path, args: list[str], message: str) -> None:

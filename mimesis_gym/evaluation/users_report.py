@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from mimesis_gym.core.disclosure import DisclosureItem
 from mimesis_gym.envs import ENV_TABLE
+from mimesis_gym.evaluation.embeddings import TextEmbedder
 from mimesis_gym.evaluation.records import EpisodeRecord
 from mimesis_gym.evaluation.runner import EvalConfig, run_eval
 from mimesis_gym.evaluation.store import ResultsStore
@@ -76,6 +77,9 @@ class UsersReportConfig(BaseModel):
     agent_max_tokens: int = Field(256, ge=1)
     role_max_tokens: int | None = Field(None, ge=1, description="cap on every user/judge call's max_tokens")
     seed: int = Field(0, ge=0)
+    embedder: str | None = Field(
+        None, description="model for the embedding homogeneity (tiny, hf:PATH or a directory); None: lexical only"
+    )
     env_args: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="short env name -> kwargs for that env (e.g. abcd: behaviors, turn_budget)"
     )
@@ -144,7 +148,9 @@ async def run_users_report(
         records = ResultsStore(out / "runs" / name / "episodes.jsonl").latest().values()
         dialogues += dialogues_from_records(records, users=config.users)
     reference = human_reference(reference_dir) if reference_dir is not None else []
-    report = compute_metrics(dialogues + reference, users=[*config.users, *([HUMAN] if reference else [])])
+    embedder = TextEmbedder(config.embedder) if config.embedder else None
+    users = [*config.users, *([HUMAN] if reference else [])]
+    report = compute_metrics(dialogues + reference, users=users, embedder=embedder)
     report["config"] = config.model_dump()
     write_users_report(report, out)
     return report
@@ -254,10 +260,11 @@ def human_reference(abcd_dir: Path) -> list[UserDialogue]:
     return dialogues
 
 
-def _summary(dialogues: list[UserDialogue]) -> dict[str, Any]:
+def _summary(dialogues: list[UserDialogue], embedder: TextEmbedder | None = None) -> dict[str, Any]:
     unprompted, revealed = unprompted_disclosure(dialogues)
     direct, complete, questions = answer_directness(dialogues)
     similar, pairs = homogeneity(dialogues)
+    close = homogeneity(dialogues, embedder.similarity)[0] if embedder is not None else None
     contradicted, repeated = self_contradictions(dialogues)
     failures: Counter[str] = Counter()
     attempts = 0
@@ -278,14 +285,20 @@ def _summary(dialogues: list[UserDialogue]) -> dict[str, Any]:
         "hedging": hedging_rate(dialogues),
         "homogeneity": similar,
         "homogeneity_pairs": pairs,
+        "homogeneity_embedding": close,
         "self_contradiction": contradicted,
         "repeated_questions": repeated,
         "failures": {kind: count / attempts for kind, count in sorted(failures.items())} if attempts else {},
     }
 
 
-def compute_metrics(dialogues: Sequence[UserDialogue], *, users: Sequence[str]) -> dict[str, Any]:
-    """Every metric per user (all envs pooled) and per (user, env)."""
+def compute_metrics(
+    dialogues: Sequence[UserDialogue], *, users: Sequence[str], embedder: TextEmbedder | None = None
+) -> dict[str, Any]:
+    """Every metric per user (all envs pooled) and per (user, env); with an ``embedder``, also the
+    embedding homogeneity (``homogeneity_embedding``, else ``None``)."""
+    if embedder is not None:
+        embedder.prepare(exchange.reply for dialogue in dialogues for exchange in dialogue.exchanges)
     grouped: dict[str, list[UserDialogue]] = defaultdict(list)
     for dialogue in dialogues:
         grouped[dialogue.user].append(dialogue)
@@ -296,8 +309,8 @@ def compute_metrics(dialogues: Sequence[UserDialogue], *, users: Sequence[str]) 
         for dialogue in own:
             per_env[dialogue.env].append(dialogue)
         report["users"][user] = {
-            **_summary(own),
-            "envs": {env: _summary(items) for env, items in sorted(per_env.items())},
+            **_summary(own, embedder),
+            "envs": {env: _summary(items, embedder) for env, items in sorted(per_env.items())},
         }
     return report
 
@@ -323,6 +336,7 @@ ROWS: tuple[tuple[str, Callable[[dict[str, Any]], Any], bool], ...] = (
     ("words per reply (p90)", lambda m: m["reply_words"]["p90"], False),
     ("hedging", lambda m: m["hedging"], True),
     ("homogeneity (3-gram Jaccard)", lambda m: m["homogeneity"], True),
+    ("homogeneity (embedding cosine)", lambda m: m.get("homogeneity_embedding"), True),
     ("self-contradiction", lambda m: m["self_contradiction"], True),
     ("user failures", lambda m: sum(m["failures"].values()) if m["failures"] else 0.0, True),
     ("replies", lambda m: m["replies"], False),
@@ -333,7 +347,10 @@ def markdown(report: dict[str, Any]) -> str:
     """``users_report.md``: one column per user, one row per metric; then the per-env breakdown."""
     users = list(report["users"])
     lines = ["# Users report", "", "| metric | " + " | ".join(users) + " |", "|---" * (len(users) + 1) + "|"]
+    embedded = any(report["users"][u].get("homogeneity_embedding") is not None for u in users)
     for label, pick, percent in ROWS:
+        if label.endswith("(embedding cosine)") and not embedded:
+            continue  # no --embedder
         lines.append(f"| {label} | " + " | ".join(_cell(pick(report["users"][u]), percent) for u in users) + " |")
     envs = sorted({env for u in users for env, m in report["users"][u]["envs"].items() if m["replies"]})
     for label, pick, percent in ROWS[:6]:
