@@ -670,6 +670,12 @@ def _cmd_users_report(args: argparse.Namespace) -> int:
         except ValueError as error:
             _usage(f"--embedder: {error}")
         settings["embedder"] = args.embedder
+    if args.judge:
+        from mimesis_gym.users import resolve_user
+
+        if resolve_user(args.judge).kind == "scripted":  # an unknown spec raises its own one-line error
+            _usage(f"--judge {args.judge}: the users report's judge is an LLM; give a model spec, not scripted")
+        settings["judge"] = args.judge
     try:
         config = UsersReportConfig(users=_names(args.users), **settings)
     except ValidationError as error:
@@ -921,6 +927,9 @@ def build_parser() -> argparse.ArgumentParser:
     users_report.add_argument("--reference", metavar="ABCD_DIR", help="add a human column from ABCD's real dialogues")
     users_report.add_argument(
         "--embedder", metavar="MODEL", help="also compare replies by embedding cosine: tiny, hf:PATH or a directory"
+    )
+    users_report.add_argument(
+        "--judge", metavar="SPEC", help="also flag role faults and contradictions with an LLM judge (any user spec)"
     )
     users_report.add_argument("--out", required=True, help="output directory")
     users_report.add_argument("--resume", action="store_true", help="continue the report in --out")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from mimesis_gym.evaluation.embeddings import TextEmbedder
 from mimesis_gym.evaluation.records import EpisodeRecord
 from mimesis_gym.evaluation.runner import EvalConfig, run_eval
 from mimesis_gym.evaluation.store import ResultsStore
+from mimesis_gym.evaluation.user_judge import DialogueVerdict, judge_dialogues, judged_rates
 from mimesis_gym.evaluation.user_metrics import (
     Exchange,
     UserDialogue,
@@ -79,6 +80,9 @@ class UsersReportConfig(BaseModel):
     seed: int = Field(0, ge=0)
     embedder: str | None = Field(
         None, description="model for the embedding homogeneity (tiny, hf:PATH or a directory); None: lexical only"
+    )
+    judge: str | None = Field(
+        None, description="LLM judge of role fidelity and consistency (any user spec but scripted); None: scripted only"
     )
     env_args: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="short env name -> kwargs for that env (e.g. abcd: behaviors, turn_budget)"
@@ -150,7 +154,9 @@ async def run_users_report(
     reference = human_reference(reference_dir) if reference_dir is not None else []
     embedder = TextEmbedder(config.embedder) if config.embedder else None
     users = [*config.users, *([HUMAN] if reference else [])]
-    report = compute_metrics(dialogues + reference, users=users, embedder=embedder)
+    dialogues += reference
+    verdicts = await _judge(config, dialogues) if config.judge else None
+    report = compute_metrics(dialogues, users=users, embedder=embedder, verdicts=verdicts)
     report["config"] = config.model_dump()
     write_users_report(report, out)
     return report
@@ -260,7 +266,29 @@ def human_reference(abcd_dir: Path) -> list[UserDialogue]:
     return dialogues
 
 
-def _summary(dialogues: list[UserDialogue], embedder: TextEmbedder | None = None) -> dict[str, Any]:
+async def _judge(config: UsersReportConfig, dialogues: list[UserDialogue]) -> dict[int, DialogueVerdict | None]:
+    """The LLM judge's verdict of every dialogue, by ``id(dialogue)``."""
+    from mimesis_gym.users import make_chat_model
+
+    assert config.judge is not None
+    model = make_chat_model(config.judge, party="judge")
+    if model is None:
+        raise ValueError(f"judge {config.judge!r} is scripted: the users report's judge needs a model")
+    try:
+        max_tokens = config.role_max_tokens or 256
+        verdicts = await judge_dialogues(model, dialogues, concurrency=config.concurrency, max_tokens=max_tokens)
+    finally:
+        close = getattr(model, "aclose", None)
+        if close is not None:
+            await close()
+    return {id(dialogue): verdict for dialogue, verdict in zip(dialogues, verdicts, strict=True)}
+
+
+def _summary(
+    dialogues: list[UserDialogue],
+    embedder: TextEmbedder | None = None,
+    verdicts: Mapping[int, DialogueVerdict | None] | None = None,
+) -> dict[str, Any]:
     unprompted, revealed = unprompted_disclosure(dialogues)
     direct, complete, questions = answer_directness(dialogues)
     similar, pairs = homogeneity(dialogues)
@@ -286,6 +314,11 @@ def _summary(dialogues: list[UserDialogue], embedder: TextEmbedder | None = None
         "homogeneity": similar,
         "homogeneity_pairs": pairs,
         "homogeneity_embedding": close,
+        "judge": (
+            judged_rates([verdicts[id(d)] for d in dialogues], sum(1 for d in dialogues if d.exchanges))
+            if verdicts is not None
+            else None
+        ),
         "self_contradiction": contradicted,
         "repeated_questions": repeated,
         "failures": {kind: count / attempts for kind, count in sorted(failures.items())} if attempts else {},
@@ -293,10 +326,15 @@ def _summary(dialogues: list[UserDialogue], embedder: TextEmbedder | None = None
 
 
 def compute_metrics(
-    dialogues: Sequence[UserDialogue], *, users: Sequence[str], embedder: TextEmbedder | None = None
+    dialogues: Sequence[UserDialogue],
+    *,
+    users: Sequence[str],
+    embedder: TextEmbedder | None = None,
+    verdicts: Mapping[int, DialogueVerdict | None] | None = None,
 ) -> dict[str, Any]:
     """Every metric per user (all envs pooled) and per (user, env); with an ``embedder``, also the
-    embedding homogeneity (``homogeneity_embedding``, else ``None``)."""
+    embedding homogeneity (``homogeneity_embedding``, else ``None``); with the LLM judge's
+    ``verdicts`` (by ``id(dialogue)``), its rates under ``judge`` (else ``None``)."""
     if embedder is not None:
         embedder.prepare(exchange.reply for dialogue in dialogues for exchange in dialogue.exchanges)
     grouped: dict[str, list[UserDialogue]] = defaultdict(list)
@@ -309,8 +347,8 @@ def compute_metrics(
         for dialogue in own:
             per_env[dialogue.env].append(dialogue)
         report["users"][user] = {
-            **_summary(own, embedder),
-            "envs": {env: _summary(items, embedder) for env, items in sorted(per_env.items())},
+            **_summary(own, embedder, verdicts),
+            "envs": {env: _summary(items, embedder, verdicts) for env, items in sorted(per_env.items())},
         }
     return report
 
@@ -337,6 +375,9 @@ ROWS: tuple[tuple[str, Callable[[dict[str, Any]], Any], bool], ...] = (
     ("hedging", lambda m: m["hedging"], True),
     ("homogeneity (3-gram Jaccard)", lambda m: m["homogeneity"], True),
     ("homogeneity (embedding cosine)", lambda m: m.get("homogeneity_embedding"), True),
+    ("acts as assistant (judge)", lambda m: (m.get("judge") or {}).get("assistant_like"), True),
+    ("contradictions (judge)", lambda m: (m.get("judge") or {}).get("contradictions"), True),
+    ("judge failures", lambda m: (m.get("judge") or {}).get("judge_failures"), False),
     ("self-contradiction", lambda m: m["self_contradiction"], True),
     ("user failures", lambda m: sum(m["failures"].values()) if m["failures"] else 0.0, True),
     ("replies", lambda m: m["replies"], False),
@@ -348,9 +389,10 @@ def markdown(report: dict[str, Any]) -> str:
     users = list(report["users"])
     lines = ["# Users report", "", "| metric | " + " | ".join(users) + " |", "|---" * (len(users) + 1) + "|"]
     embedded = any(report["users"][u].get("homogeneity_embedding") is not None for u in users)
+    judged = any(report["users"][u].get("judge") is not None for u in users)
     for label, pick, percent in ROWS:
-        if label.endswith("(embedding cosine)") and not embedded:
-            continue  # no --embedder
+        if (label.endswith("(embedding cosine)") and not embedded) or ("judge" in label and not judged):
+            continue  # no --embedder, no --judge
         lines.append(f"| {label} | " + " | ".join(_cell(pick(report["users"][u]), percent) for u in users) + " |")
     envs = sorted({env for u in users for env, m in report["users"][u]["envs"].items() if m["replies"]})
     for label, pick, percent in ROWS[:6]:
