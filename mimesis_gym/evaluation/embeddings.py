@@ -21,7 +21,7 @@ __all__ = ["TextEmbedder", "embedder_path"]
 
 
 def embedder_path(spec: str) -> str:
-    """The model directory a spec names; ``ValueError`` naming the spec and the accepted forms."""
+    """The model directory ``spec`` names; ``ValueError`` quoting it and the accepted forms otherwise."""
     name = spec.strip()
     if name == "tiny":
         from mimesis_gym.core.tiny import ensure_tiny_model
