@@ -100,10 +100,9 @@ def through_trl(env_id: str, task_ids: list[str]) -> Runner:
     return run
 
 
-def through_verl(env_id: str, task_ids: list[str]) -> Runner:
-    from mimesis_gym.integrations.verl import MimesisTool
-
-    tool = MimesisTool({"type": "native", "env_ids": [env_id], "env_kwargs": {"split": "test"}})
+def drive_verl_tool(tool: Any, env_id: str, task_ids: list[str]) -> Runner:
+    """Trajectories through a verl-style tool, as the ``mimesis_agent`` loop calls it: ``create`` with a
+    row's ``create_kwargs``, ``execute`` per call, ``calc_reward`` and ``release`` when the episode ends."""
 
     async def trajectories(steps: int) -> None:
         instance, episode = None, 0
@@ -125,41 +124,37 @@ def through_verl(env_id: str, task_ids: list[str]) -> Runner:
     return lambda steps: loop.run_until_complete(trajectories(steps))
 
 
+def through_verl(env_id: str, task_ids: list[str]) -> Runner:
+    from mimesis_gym.integrations.verl import MimesisTool
+
+    tool = MimesisTool({"type": "native", "env_ids": [env_id], "env_kwargs": {"split": "test"}})
+    return drive_verl_tool(tool, env_id, task_ids)
+
+
 def verl_interface_floor(env_id: str, task_ids: list[str]) -> Runner:
-    """What verl's tool interface costs with no glue at all: the adapters' env stack stepped inside the
-    same async ``create``/``execute``/``calc_reward``/``release`` calls, answering ``ToolResponse`` objects
-    and a metrics dict, with no validation, bookkeeping or episode records. The least any verl tool pays."""
+    """What verl's tool interface costs with no glue at all: the adapters' env stack behind the same four
+    async calls, answering ``ToolResponse`` objects and a metrics dict, with no validation, bookkeeping or
+    episode records (one env, one trajectory at a time). The least any verl tool pays."""
     from verl.tools.schemas import ToolResponse
 
     env = EnvRecipe(env_id=env_id, env_kwargs={"split": "test"}).make()
 
-    async def create(task_id: str, seed: int) -> ToolResponse:
-        return ToolResponse(text=env.reset(seed=seed, options={"task_id": task_id})[0])
+    class BareTool:
+        async def create(self, instance_id: str, create_kwargs: dict[str, Any]) -> tuple[str, ToolResponse]:
+            obs, _ = env.reset(seed=create_kwargs["seed"], options={"task_id": create_kwargs["task_id"]})
+            return instance_id, ToolResponse(text=obs)
 
-    async def execute(call: dict[str, str]) -> tuple[ToolResponse, float, dict[str, Any]]:
-        obs, reward, terminated, truncated, _ = env.step(call)
-        return ToolResponse(text=obs), float(reward), {"terminated": terminated, "truncated": truncated}
+        async def execute(self, instance_id: str, call: dict[str, str]) -> tuple[ToolResponse, float, dict[str, Any]]:
+            obs, reward, terminated, truncated, _ = env.step(call)
+            return ToolResponse(text=obs), float(reward), {"terminated": terminated, "truncated": truncated}
 
-    async def calc_reward() -> float:
-        return 0.0
+        async def calc_reward(self, instance_id: str) -> float:
+            return 0.0
 
-    async def release() -> None:
-        return None
+        async def release(self, instance_id: str) -> None:
+            return None
 
-    async def trajectories(steps: int) -> None:
-        live, episode = False, 0
-        for i in range(steps):
-            if not live:
-                await create(task_ids[episode % len(task_ids)], episode)
-                live, episode = True, episode + 1
-            _, _, metrics = await execute(CALLS[i % len(CALLS)])
-            if metrics["terminated"] or metrics["truncated"]:
-                await calc_reward()
-                await release()
-                live = False
-
-    loop = asyncio.new_event_loop()
-    return lambda steps: loop.run_until_complete(trajectories(steps))
+    return drive_verl_tool(BareTool(), env_id, task_ids)
 
 
 ADAPTERS: dict[str, Callable[[str, list[str]], Runner]] = {"TRL": through_trl, "verl": through_verl}

@@ -667,7 +667,7 @@ def _cmd_users_report(args: argparse.Namespace) -> int:
 
         try:
             embedder_path(args.embedder)
-        except ValueError as error:
+        except ConfigurationError as error:
             _usage(f"--embedder: {error}")
         settings["embedder"] = args.embedder
     if args.judge:
@@ -926,7 +926,7 @@ def build_parser() -> argparse.ArgumentParser:
     users_report.add_argument("--env-arg", action="append", help="ENV.KEY=VALUE passed to that env (repeatable)")
     users_report.add_argument("--reference", metavar="ABCD_DIR", help="add a human column from ABCD's real dialogues")
     users_report.add_argument(
-        "--embedder", metavar="MODEL", help="also compare replies by embedding cosine: tiny, hf:PATH or a directory"
+        "--embedder", metavar="MODEL", help="also compare replies by embedding cosine: tiny or hf:PATH"
     )
     users_report.add_argument(
         "--judge", metavar="SPEC", help="also flag role faults and contradictions with an LLM judge (any user spec)"

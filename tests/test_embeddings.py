@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("transformers", reason="the local stack is installed by `make test`")
 
+from mimesis_gym.core.errors import ConfigurationError
 from mimesis_gym.evaluation.embeddings import TextEmbedder, embedder_path
 from mimesis_gym.evaluation.user_metrics import Exchange, UserDialogue, homogeneity
 from mimesis_gym.evaluation.users_report import UsersReportConfig, run_users_report
@@ -49,9 +51,13 @@ def test_embedding_homogeneity_of_hand_written_dialogues(embedder: TextEmbedder)
     assert pairs == 1 and score < 0.95
 
 
-@pytest.mark.parametrize("spec", ["/nonexistent-model-dir", "hf:/nonexistent-model-dir", "hf:"])
-def test_a_spec_that_names_no_model_is_refused_naming_it(spec: str) -> None:
-    with pytest.raises(ValueError, match="is not a model directory"):
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [("hf:/nonexistent-model-dir", "no model at '/nonexistent-model-dir'"), ("/some/dir", "give `tiny` or `hf:PATH`"),
+     ("hf:", "give `tiny` or `hf:PATH`")],
+)  # fmt: skip
+def test_a_spec_that_names_no_model_is_refused_naming_it(spec: str, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=re.escape(message)):
         embedder_path(spec)
 
 

@@ -160,7 +160,10 @@ def cli(*args: str) -> subprocess.CompletedProcess:
         (["--users", "scripted", "--reference", "/nonexistent-dir"], "--reference /nonexistent-dir"),
         (["--users", "scripted", "--envs", "abcd", "--env-arg", "abcd.behaviors=B7,B14"], "unknown condition 'B14'"),
         (["--users", "scripted", "--env-arg", "abcd.turn_budget=3"], "env_args names 'abcd', which is not an env"),
-        (["--users", "scripted", "--embedder", "/nonexistent-model"], "--embedder: embedder '/nonexistent-model'"),
+        (
+            ["--users", "scripted", "--embedder", "hf:/nonexistent-model"],
+            "--embedder: 'hf:/nonexistent-model': no model",
+        ),
         (["--users", "scripted", "--judge", "scripted"], "--judge scripted: the users report's judge is an LLM"),
         (["--users", "scripted", "--judge", "no-such-judge"], "unknown user alias 'no-such-judge'"),
     ],

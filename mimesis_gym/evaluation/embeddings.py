@@ -4,9 +4,10 @@
 hidden states over the text's tokens (the pooling sentence-transformers models use, so such a model's
 directory works as is), and compares two texts by the cosine of their vectors. The model is named by
 a spec: ``tiny`` (the embedded SmolLM2-135M, a causal LM and a weak sentence encoder, but always
-there), ``hf:PATH`` or a plain directory holding a transformers model (``config.json``). Nothing is
-downloaded. Vectors are computed once per distinct text (:meth:`TextEmbedder.prepare` embeds many
-in batches), in float32 under inference mode; texts are cut at ``max_tokens`` tokens.
+there) or ``hf:PATH``, read as for users (a local directory, or a hub id already in the Hugging Face
+cache). Nothing is downloaded. Vectors are computed once per distinct text
+(:meth:`TextEmbedder.prepare` embeds many in batches), in float32 under inference mode; texts are
+cut at ``max_tokens`` tokens.
 
 torch and transformers are imported inside functions only.
 """
@@ -14,26 +15,29 @@ torch and transformers are imported inside functions only.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
+
+from mimesis_gym.core.errors import ConfigurationError
+from mimesis_gym.users.registry import check_local_model_path
 
 __all__ = ["TextEmbedder", "embedder_path"]
 
 
 def embedder_path(spec: str) -> str:
-    """The model directory ``spec`` names; ``ValueError`` quoting it and the accepted forms otherwise."""
+    """The model ``spec`` names: ``tiny`` (the embedded model's directory) or ``hf:PATH`` under the users'
+    rule (a local directory, or a hub id already in the Hugging Face cache); ``ConfigurationError``
+    otherwise."""
     name = spec.strip()
     if name == "tiny":
         from mimesis_gym.core.tiny import ensure_tiny_model
 
         return str(ensure_tiny_model())
-    path = Path(name[3:] if name.startswith("hf:") else name).expanduser()
-    if not (path / "config.json").is_file():
-        raise ValueError(
-            f"embedder {spec!r} is not a model directory (no config.json there): give `tiny`, "
-            "`hf:/path/to/model` or a directory holding a transformers model"
+    if not name.startswith("hf:") or not name[3:]:
+        raise ConfigurationError(
+            f"embedder {spec!r}: give `tiny` or `hf:PATH` (a local model directory or a cached hub id)"
         )
-    return str(path)
+    check_local_model_path(name[3:], name)
+    return name[3:]
 
 
 class TextEmbedder:

@@ -9,9 +9,11 @@ lists of reply numbers:
 - ``contradictions``: replies that contradict an earlier reply of the same user or a hidden fact.
 
 Numbers that name no reply are ignored. A reply that is not such an object (or a failed call) is a
-judge failure: counted apart, its dialogue left out of the rates. Calls run ``concurrency`` at a
-time, temperature 0, seed = the dialogue's index, through the same chat models as every user and
-judge (so an unusable endpoint raises at once). Every text is cut to ``MAX_CHARS`` in the prompt.
+judge failure: counted apart, its dialogue left out of the rates. The judge is an env-style
+:class:`~mimesis_gym.core.roles.LLMRole` called through a :class:`~mimesis_gym.core.roles.RoleSession`
+per dialogue (seed base = the dialogue's index, temperature 0, ``role_max_tokens`` applied), so it
+gets the role machinery's call context, JSON coercion and failure kinds, and an unusable endpoint
+raises at once. Calls run ``concurrency`` at a time. Every text is cut to ``MAX_CHARS`` in the prompt.
 """
 
 from __future__ import annotations
@@ -21,11 +23,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mimesis_gym.core.chat import ChatModel
-from mimesis_gym.core.jsonfix import JSONCoercionError
+from mimesis_gym.core.chat import ChatModel, ChatReply
+from mimesis_gym.core.roles import LLMRole, RoleOutputError, RoleSession
 from mimesis_gym.evaluation.user_metrics import UserDialogue
 
-__all__ = ["JUDGE_KEYS", "DialogueVerdict", "judge_dialogues", "judge_messages", "judged_rates", "parse_verdict"]
+__all__ = [
+    "JUDGE_KEYS",
+    "DialogueVerdict",
+    "UserBehaviourJudge",
+    "judge_dialogues",
+    "judge_messages",
+    "judged_rates",
+    "parse_verdict",
+]
 
 JUDGE_KEYS = ("assistant_like", "contradictions")
 MAX_CHARS = 600
@@ -78,28 +88,49 @@ def parse_verdict(parsed: dict[str, Any], replies: int) -> DialogueVerdict:
     return DialogueVerdict(replies, *flags)
 
 
+class UserBehaviourJudge(LLMRole[DialogueVerdict | None]):
+    """The role: ``dialogue=`` in, a :class:`DialogueVerdict` out (``None`` when the call or its JSON fails)."""
+
+    name = "users_report_judge"
+    json_keys = JUDGE_KEYS
+    max_tokens = 256
+
+    def build_messages(self, *, dialogue: UserDialogue, **_: Any) -> list[dict[str, Any]]:
+        return judge_messages(dialogue)
+
+    def parse(
+        self, reply: ChatReply, parsed: dict[str, Any] | None, *, dialogue: UserDialogue, **_: Any
+    ) -> DialogueVerdict:
+        assert parsed is not None
+        try:
+            return parse_verdict(parsed, len(dialogue.exchanges))
+        except ValueError as error:
+            raise RoleOutputError(str(error)) from None
+
+    def fallback(self, **_: Any) -> None:
+        return None
+
+
 async def judge_dialogues(
-    model: ChatModel, dialogues: Sequence[UserDialogue], *, concurrency: int = 8, max_tokens: int = 256
+    model: ChatModel,
+    dialogues: Sequence[UserDialogue],
+    *,
+    concurrency: int = 8,
+    role_max_tokens: int | None = None,
 ) -> list[DialogueVerdict | None]:
     """One verdict per dialogue, in order (``None``: the judge failed on it; dialogues without replies
     are not sent)."""
+    judge = UserBehaviourJudge(model)
     gate = asyncio.Semaphore(concurrency)
 
-    async def judge(index: int, dialogue: UserDialogue) -> DialogueVerdict | None:
+    async def verdict(index: int, dialogue: UserDialogue) -> DialogueVerdict | None:
         if not dialogue.exchanges:
             return None
+        session = RoleSession(episode_id=f"users-report-{index}", llm_seed_base=index, role_max_tokens=role_max_tokens)
         async with gate:
-            reply = await model.chat(
-                judge_messages(dialogue), max_tokens=max_tokens, temperature=0.0, seed=index, json_keys=JUDGE_KEYS
-            )
-        if reply.failure is not None:
-            return None
-        try:
-            return parse_verdict(reply.json(JUDGE_KEYS), len(dialogue.exchanges))
-        except (JSONCoercionError, ValueError):
-            return None
+            return (await judge(session, dialogue=dialogue)).value
 
-    return list(await asyncio.gather(*(judge(i, d) for i, d in enumerate(dialogues))))
+    return list(await asyncio.gather(*(verdict(i, d) for i, d in enumerate(dialogues))))
 
 
 def judged_rates(verdicts: Sequence[DialogueVerdict | None], asked: int) -> dict[str, Any]:

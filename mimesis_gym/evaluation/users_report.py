@@ -79,7 +79,7 @@ class UsersReportConfig(BaseModel):
     role_max_tokens: int | None = Field(None, ge=1, description="cap on every user/judge call's max_tokens")
     seed: int = Field(0, ge=0)
     embedder: str | None = Field(
-        None, description="model for the embedding homogeneity (tiny, hf:PATH or a directory); None: lexical only"
+        None, description="model for the embedding homogeneity (tiny or hf:PATH); None: lexical only"
     )
     judge: str | None = Field(
         None, description="LLM judge of role fidelity and consistency (any user spec but scripted); None: scripted only"
@@ -275,8 +275,9 @@ async def _judge(config: UsersReportConfig, dialogues: list[UserDialogue]) -> di
     if model is None:
         raise ValueError(f"judge {config.judge!r} is scripted: the users report's judge needs a model")
     try:
-        max_tokens = config.role_max_tokens or 256
-        verdicts = await judge_dialogues(model, dialogues, concurrency=config.concurrency, max_tokens=max_tokens)
+        verdicts = await judge_dialogues(
+            model, dialogues, concurrency=config.concurrency, role_max_tokens=config.role_max_tokens
+        )
     finally:
         close = getattr(model, "aclose", None)
         if close is not None:
@@ -374,25 +375,33 @@ ROWS: tuple[tuple[str, Callable[[dict[str, Any]], Any], bool], ...] = (
     ("words per reply (p90)", lambda m: m["reply_words"]["p90"], False),
     ("hedging", lambda m: m["hedging"], True),
     ("homogeneity (3-gram Jaccard)", lambda m: m["homogeneity"], True),
-    ("homogeneity (embedding cosine)", lambda m: m.get("homogeneity_embedding"), True),
-    ("acts as assistant (judge)", lambda m: (m.get("judge") or {}).get("assistant_like"), True),
-    ("contradictions (judge)", lambda m: (m.get("judge") or {}).get("contradictions"), True),
-    ("judge failures", lambda m: (m.get("judge") or {}).get("judge_failures"), False),
+    ("homogeneity (embedding cosine)", lambda m: m["homogeneity_embedding"], True),
+    ("acts as assistant (judge)", lambda m: m["judge"]["assistant_like"], True),
+    ("contradictions (judge)", lambda m: m["judge"]["contradictions"], True),
+    ("judge failures", lambda m: m["judge"]["judge_failures"], False),
     ("self-contradiction", lambda m: m["self_contradiction"], True),
     ("user failures", lambda m: sum(m["failures"].values()) if m["failures"] else 0.0, True),
     ("replies", lambda m: m["replies"], False),
 )
 
 
+OPTIONAL_ROWS = {
+    "homogeneity (embedding cosine)": "homogeneity_embedding",
+    "acts as assistant (judge)": "judge",
+    "contradictions (judge)": "judge",
+    "judge failures": "judge",
+}
+"""Rows shown only when the report measured their metric key (``--embedder``, ``--judge``)."""
+
+
 def markdown(report: dict[str, Any]) -> str:
     """``users_report.md``: one column per user, one row per metric; then the per-env breakdown."""
     users = list(report["users"])
     lines = ["# Users report", "", "| metric | " + " | ".join(users) + " |", "|---" * (len(users) + 1) + "|"]
-    embedded = any(report["users"][u].get("homogeneity_embedding") is not None for u in users)
-    judged = any(report["users"][u].get("judge") is not None for u in users)
+    measured = {key for key in OPTIONAL_ROWS.values() if any(report["users"][u].get(key) is not None for u in users)}
     for label, pick, percent in ROWS:
-        if (label.endswith("(embedding cosine)") and not embedded) or ("judge" in label and not judged):
-            continue  # no --embedder, no --judge
+        if label in OPTIONAL_ROWS and OPTIONAL_ROWS[label] not in measured:
+            continue  # its option (--embedder, --judge) was not given
         lines.append(f"| {label} | " + " | ".join(_cell(pick(report["users"][u]), percent) for u in users) + " |")
     envs = sorted({env for u in users for env, m in report["users"][u]["envs"].items() if m["replies"]})
     for label, pick, percent in ROWS[:6]:

@@ -92,10 +92,11 @@ class MimesisTool(BaseTool):
             )
         if instance_id in self._episodes:
             raise ConfigurationError(f"instance id {instance_id!r} already holds an episode; release it first")
-        spec = create_kwargs if create_kwargs is not None else kwargs
-        if not spec.keys() <= CREATE_KEYS:
+        spec = dict(create_kwargs if create_kwargs is not None else kwargs)
+        unknown = set(spec) - CREATE_KEYS
+        if unknown:
             raise ConfigurationError(
-                f"create_kwargs has unknown keys {sorted(set(spec) - CREATE_KEYS)}; allowed: {sorted(CREATE_KEYS)}"
+                f"create_kwargs has unknown keys {sorted(unknown)}; allowed: {sorted(CREATE_KEYS)}"
             )
         env_id = spec.get("env_id")
         if env_id is None:
@@ -112,7 +113,7 @@ class MimesisTool(BaseTool):
         episode = idle.pop() if idle else ToolEpisode(self._recipes[env_id])
         try:
             task_id, seed = spec["task_id"], spec["seed"]
-            if type(seed) is not int and hasattr(seed, "__index__") and not isinstance(seed, bool):
+            if hasattr(seed, "__index__") and not isinstance(seed, bool):
                 seed = operator.index(seed)  # a numpy integer from a verl batch
             if self._threaded:
                 opening = await asyncio.to_thread(episode.start, task_id, seed)
@@ -133,13 +134,11 @@ class MimesisTool(BaseTool):
         stepped); a step that raises (an unavailable user) raises here and stays recorded in the
         episode's ``error``.
         """
-        episode = self._episodes.get(instance_id)
-        if episode is None:
-            episode = self.episode(instance_id)  # raises, naming the id
+        episode = self.episode(instance_id)
         if not isinstance(parameters, dict):
             parameters = {}
-        choice, content = parameters.get("choice"), parameters.get("content")
         try:
+            choice, content = parameters.get("choice"), parameters.get("content")
             if self._threaded:
                 observation = await asyncio.to_thread(episode.act, choice, content)
             else:  # inline: the in-process scripted user never blocks, and a thread hop costs more than its step
