@@ -4,6 +4,9 @@
 * :func:`plan_micro_batches` groups rows under a token budget: **packed** (first-fit decreasing,
   rows concatenated with restarting position ids, no padding) or **padded** (sorted by length; a
   micro-batch closes before its padded size would exceed the budget or 1.25 × its real tokens).
+* :func:`plan_shared_prefixes` finds rows that start with the same tokens (a group's prompt), so that
+  the prefix is run once for all of them (:class:`MicroPlan` ``shared_prefix``); :func:`plan_micro`
+  combines it with the plain plan.
 * :func:`collate` builds the tensors of one micro-batch and remembers where each row landed, so
   per-token values can be laid out (:meth:`Collated.place`) and read back (:meth:`Collated.take`).
 * :class:`Row` is one training sequence of a rollout batch; :func:`training_rows`,
@@ -20,20 +23,29 @@ import torch
 from mimesis_gym.algorithms.records import Episode
 
 __all__ = [
+    "MIN_SHARED_PREFIX",
     "PAD_SLACK",
     "Collated",
+    "MicroPlan",
     "Row",
     "balance",
     "collate",
+    "common_prefix",
     "minibatches",
     "padding_fraction",
+    "plan_micro",
     "plan_micro_batches",
+    "plan_shared_prefixes",
     "rank_share",
     "training_rows",
 ]
 
 PAD_SLACK = 1.25
 """A padded micro-batch holds at most this many times its real tokens."""
+
+MIN_SHARED_PREFIX = 256
+"""Rows share their prefix in one forward only when it is at least this many tokens long (the default of
+``update.prefix_sharing_min_tokens``): a shorter one saves less than the extra forward costs."""
 
 
 def balance(lengths: Sequence[int], ranks: int) -> list[list[int]]:
@@ -90,6 +102,93 @@ def plan_micro_batches(lengths: Sequence[int], token_budget: int, *, packing: bo
     if current:
         groups.append(current)
     return groups
+
+
+@dataclass(frozen=True)
+class MicroPlan:
+    """One micro-batch of a plan: row indices, and how many leading tokens they all share (0: none).
+
+    With ``shared_prefix`` = P > 0 every row has the same first P tokens and at least one more; the
+    rows are collated padded and the scorer runs those P tokens once (docs/algorithms.md,
+    "Micro-batches and packing").
+    """
+
+    rows: list[int]
+    shared_prefix: int = 0
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """The number of leading tokens ``a`` and ``b`` have in common."""
+    n = min(len(a), len(b))
+    k = 0
+    while k < n and a[k] == b[k]:
+        k += 1
+    return k
+
+
+def _shared_cost(prefix: int, rows: int, longest: int) -> int:
+    """Tokens one shared-prefix micro-batch runs: the prefix once, each row's padded rest."""
+    return prefix + rows * (longest - prefix)
+
+
+def plan_shared_prefixes(
+    sequences: Sequence[Sequence[int]], token_budget: int, *, min_prefix: int = MIN_SHARED_PREFIX
+) -> tuple[list[MicroPlan], list[int]]:
+    """Micro-batches of rows that share a prefix of at least ``min_prefix`` tokens, and the rows left over.
+
+    Rows are sorted lexicographically, so rows with long common prefixes (the ``G`` rollouts of one
+    group start with the same prompt) are neighbours, and the rows of any run of that order share
+    the smallest common prefix of its neighbours. The order is cut into runs that minimise the
+    tokens run (dynamic programming): a run of two or more rows sharing at least ``min_prefix``
+    tokens within ``token_budget`` costs its prefix once plus each row's padded rest; any other row
+    costs its length and is returned for :func:`plan_micro_batches`. Deterministic.
+    """
+    order = sorted(range(len(sequences)), key=lambda i: (list(sequences[i]), i))
+    rows = [sequences[i] for i in order]
+    n = len(rows)
+    adjacent = [common_prefix(rows[k], rows[k + 1]) for k in range(n - 1)]
+    best = [0] * (n + 1)  # best[j]: fewest tokens for rows[:j]
+    cut: list[tuple[int, int]] = [(0, 0)] * (n + 1)  # (start of the last run, its shared prefix or 0)
+    for j in range(1, n + 1):
+        best[j], cut[j] = best[j - 1] + len(rows[j - 1]), (j - 1, 0)
+        prefix, longest = len(rows[j - 1]) - 1, len(rows[j - 1])
+        for i in range(j - 2, -1, -1):  # the run rows[i:j]
+            prefix = min(prefix, adjacent[i], len(rows[i]) - 1)
+            longest = max(longest, len(rows[i]))
+            if prefix < min_prefix:
+                break
+            cost = _shared_cost(prefix, j - i, longest)
+            if cost <= token_budget and best[i] + cost < best[j]:
+                best[j], cut[j] = best[i] + cost, (i, prefix)
+    plans: list[MicroPlan] = []
+    rest: list[int] = []
+    j = n
+    while j > 0:
+        i, prefix = cut[j]
+        if prefix:
+            plans.append(MicroPlan(sorted(order[i:j]), prefix))
+        else:
+            rest.extend(order[i:j])
+        j = i
+    return plans[::-1], sorted(rest)
+
+
+def plan_micro(
+    sequences: Sequence[Sequence[int]],
+    token_budget: int,
+    *,
+    packing: bool,
+    share_prefix: bool,
+    min_prefix: int = MIN_SHARED_PREFIX,
+) -> list[MicroPlan]:
+    """The micro-batches of ``sequences``: shared-prefix batches first (when ``share_prefix``), then the
+    other rows planned by :func:`plan_micro_batches` (packed or padded)."""
+    if share_prefix:
+        plans, rest = plan_shared_prefixes(sequences, token_budget, min_prefix=min_prefix)
+    else:
+        plans, rest = [], list(range(len(sequences)))
+    groups = plan_micro_batches([len(sequences[i]) for i in rest], token_budget, packing=packing)
+    return plans + [MicroPlan([rest[j] for j in group]) for group in groups]
 
 
 def padding_fraction(lengths: Sequence[int], groups: Sequence[Sequence[int]], *, packing: bool) -> float:

@@ -105,9 +105,13 @@ class UpdateConfig(_Group):
     micro_batch_tokens: int = Field(9344, ge=1, description="token budget of one micro-batch per device")
     balance: bool = Field(True, description="token-balanced shares of each mini-batch across ranks")
     packing: Literal["auto", "on", "off"] = Field("auto", description="pack sequences (position ids) or pad")
+    prefix_sharing: Literal["auto", "on", "off"] = Field(
+        "auto", description="run a prefix that rows share (a group's prompt) once per micro-batch"
+    )
+    prefix_sharing_min_tokens: int = Field(256, ge=1, description="shortest prefix worth a micro-batch of its own")
     gradient_checkpointing: bool | None = Field(None, description="None: on when training on GPU")
 
-    @field_validator("packing", mode="before")
+    @field_validator("packing", "prefix_sharing", mode="before")
     @classmethod
     def _packing_from_bool(cls, value: Any) -> Any:
         # YAML reads on/off as booleans

@@ -5,6 +5,11 @@ prepares and DDP/FSDP wrap) returns, for the positions it is asked about, ``log 
 at the id found there, computed in fp32 over chunks of at most ``chunk_size`` positions: the output
 head runs on the selected hidden states only. The log-prob of the id at position ``k`` comes from
 the logits at ``k − 1`` (every per-token array is indexed by the predicted position).
+
+With ``shared_prefix=P`` the rows' first ``P`` tokens are identical (a group's prompt): they run
+once, as one row whose key/value cache every row then attends to. Gradients flow through that
+cache, so the result and its gradients are those of the full rows (up to float rounding) for
+about ``P × (rows − 1)`` fewer tokens through the model.
 """
 
 from __future__ import annotations
@@ -12,6 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+
+from mimesis_gym.core.running_batch import cache_keyword
 
 __all__ = ["PolicyScorer", "selective_log_softmax"]
 
@@ -31,9 +38,11 @@ class PolicyScorer(torch.nn.Module):
     """A causal LM whose forward returns per-position log-probs of the ids at selected positions.
 
     ``forward(input_ids, score_mask, position_ids=None, attention_mask=None, temperature=1.0,
-    with_entropy=False)`` returns ``(logprobs, entropy)``, both ``(B, T)`` fp32 with 0 where
-    ``score_mask`` is 0 (``entropy`` is ``None`` unless asked). Packed rows pass ``position_ids``
-    that restart at 0 for every sequence and no ``attention_mask``.
+    with_entropy=False, shared_prefix=0)`` returns ``(logprobs, entropy)``, both ``(B, T)`` fp32
+    with 0 where ``score_mask`` is 0 (``entropy`` is ``None`` unless asked). Packed rows pass
+    ``position_ids`` that restart at 0 for every sequence and no ``attention_mask``. Padded rows
+    whose first ``shared_prefix`` tokens are the same (and which have at least one more) may say
+    so: that prefix then runs once.
     """
 
     def __init__(self, model: Any, *, chunk_size: int = 1024) -> None:
@@ -51,11 +60,9 @@ class PolicyScorer(torch.nn.Module):
         attention_mask: torch.Tensor | None = None,
         temperature: float = 1.0,
         with_entropy: bool = False,
+        shared_prefix: int = 0,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        base = getattr(self.model, self.model.base_model_prefix)
-        hidden = base(
-            input_ids=input_ids, position_ids=position_ids, attention_mask=attention_mask, use_cache=False
-        ).last_hidden_state
+        hidden = self.hidden_states(input_ids, position_ids, attention_mask, shared_prefix)
         head = self.model.get_output_embeddings()
         where = score_mask[:, 1:].nonzero(as_tuple=False)  # (n, 2): row, position − 1
         rows, previous = where[:, 0], where[:, 1]
@@ -83,3 +90,34 @@ class PolicyScorer(torch.nn.Module):
             # keep a graph through every parameter (DDP expects a gradient for each one)
             logprobs = logprobs + 0.0 * (hidden.sum() + sum(p.sum() for p in head.parameters()))
         return logprobs, entropy_out
+
+    def hidden_states(
+        self,
+        input_ids: torch.Tensor,
+        position_ids: torch.Tensor | None,
+        attention_mask: torch.Tensor | None,
+        shared_prefix: int,
+    ) -> torch.Tensor:
+        """The base model's last hidden states ``(B, T, H)``; the shared prefix, if any, runs once."""
+        base = getattr(self.model, self.model.base_model_prefix)
+        if not shared_prefix:
+            return base(
+                input_ids=input_ids, position_ids=position_ids, attention_mask=attention_mask, use_cache=False
+            ).last_hidden_state
+        rows, p = input_ids.shape[0], shared_prefix
+        if not 0 < p < input_ids.shape[1]:
+            raise ValueError(f"shared_prefix {p} must leave at least one token of rows {tuple(input_ids.shape)}")
+        positions = position_ids if position_ids is not None else torch.arange(input_ids.shape[1]).expand(rows, -1)
+        positions = positions.to(input_ids.device)
+        keyword = cache_keyword(base.forward)
+        head = base(input_ids=input_ids[:1, :p], position_ids=positions[:1, :p], use_cache=True)
+        cache = getattr(head, keyword)
+        cache.batch_repeat_interleave(rows)  # every row attends to the one prefix (differentiable copies)
+        tail = base(
+            input_ids=input_ids[:, p:],
+            position_ids=positions[:, p:],
+            attention_mask=attention_mask,
+            use_cache=True,
+            **{keyword: cache},
+        )
+        return torch.cat([head.last_hidden_state.expand(rows, -1, -1), tail.last_hidden_state], dim=1)

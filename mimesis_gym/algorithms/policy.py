@@ -3,7 +3,8 @@
 :func:`load_policy` resolves a policy argument to ``(model, tokenizer)``; :func:`check_no_dropout`
 refuses a model whose forwards are random (learners that compare two forwards of the same weights);
 :func:`frozen_reference` copies it for the KL penalty; :func:`packing_supported` probes whether
-packed rows score like padded ones.
+packed rows score like padded ones, :func:`prefix_sharing_supported` whether rows with a shared prefix
+run once score like the full rows.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ __all__ = [
     "load_policy",
     "packing_supported",
     "policy_path",
+    "prefix_sharing_supported",
     "update_precision_problem",
 ]
 
@@ -131,3 +133,26 @@ def packing_supported(scorer: Any, pad_id: int, device: Any) -> bool:
             results.append(batch.take(logprobs))
     packed, padded = results
     return all(abs(a - b) < 1e-3 for x, y in zip(packed, padded, strict=True) for a, b in zip(x, y, strict=True))
+
+
+def prefix_sharing_supported(scorer: Any, pad_id: int, device: Any) -> bool:
+    """Whether three rows with a common 12-token prefix score the same with that prefix run once (within 1e-3).
+
+    False when the model's forward cannot take a key/value cache (the shared path needs one).
+    """
+    generator = torch.Generator().manual_seed(2)
+    prefix = [int(i) for i in torch.randint(3, 1000, (12,), generator=generator)]
+    rows = [prefix + [int(i) for i in torch.randint(3, 1000, (n,), generator=generator)] for n in (3, 5, 1)]
+    batch = collate(rows, packing=False, pad_id=pad_id, device=device)
+    mask = batch.place([[0] + [1] * (len(row) - 1) for row in rows], dtype=torch.bool)
+    results = []
+    with torch.no_grad():
+        for shared in (0, len(prefix)):
+            try:
+                ids, positions, attention = batch.input_ids, batch.position_ids, batch.attention_mask
+                logprobs, _ = scorer(ids, mask, positions, attention, 1.0, False, shared)
+            except (AttributeError, TypeError, ValueError, RuntimeError):  # no cache, or a cache it cannot repeat
+                return False
+            results.append(batch.take(logprobs))
+    full, shared_rows = results
+    return all(abs(a - b) < 1e-3 for x, y in zip(full, shared_rows, strict=True) for a, b in zip(x, y, strict=True))

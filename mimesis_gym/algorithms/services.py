@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from mimesis_gym.algorithms.batching import Row, collate, plan_micro_batches
+from mimesis_gym.algorithms.batching import Collated, MicroPlan, Row, collate, plan_micro
 from mimesis_gym.algorithms.config import TrainerConfig
 from mimesis_gym.algorithms.records import Episode
 from mimesis_gym.algorithms.render import ChatRenderer
@@ -76,7 +76,8 @@ class LoopServices:
 
     ``scorer`` is the prepared policy (its forward returns per-position log-probs, see
     :class:`~mimesis_gym.algorithms.logprobs.PolicyScorer`); ``counters`` counts forwards by phase
-    (``<phase>_forwards``); ``user_model`` is the envs' user chat model (``"scripted"`` when none).
+    (``<phase>_forwards``); ``user_model`` is the envs' user chat model (``"scripted"`` when none);
+    ``packing`` and ``prefix_sharing`` are ``update.packing`` and ``update.prefix_sharing`` resolved.
     """
 
     config: TrainerConfig
@@ -87,6 +88,7 @@ class LoopServices:
     packing: bool
     user_model: Any = "scripted"
     counters: Counter[str] = field(default_factory=Counter)
+    prefix_sharing: bool = False
 
     @property
     def rank(self) -> int:
@@ -109,6 +111,22 @@ class LoopServices:
     def gather(self, items: list[Any]) -> list[Any]:
         return gather_lists(self.accelerator, items)
 
+    def plan(self, sequences: Sequence[Sequence[int]]) -> list[MicroPlan]:
+        """This rank's micro-batches of ``sequences`` under ``update.micro_batch_tokens`` (:func:`plan_micro`)."""
+        update = self.config.update
+        return plan_micro(
+            sequences,
+            update.micro_batch_tokens,
+            packing=self.packing,
+            share_prefix=self.prefix_sharing,
+            min_prefix=update.prefix_sharing_min_tokens,
+        )
+
+    def collate(self, sequences: Sequence[Sequence[int]], plan: MicroPlan | None = None) -> Collated:
+        """The tensors of one micro-batch on this rank's device: padded when its rows share a prefix."""
+        packing = self.packing and not (plan and plan.shared_prefix)
+        return collate(sequences, packing=packing, pad_id=self.pad_id, device=self.accelerator.device)
+
     def score(
         self, sequences: Sequence[Sequence[int]], masks: Sequence[Sequence[int]], phase: str, scorer: Any = None
     ) -> list[list[float]]:
@@ -120,19 +138,26 @@ class LoopServices:
         counts is 0. ``phase`` names the forwards in ``counters``; ``scorer`` defaults to the policy.
         """
         scorer = scorer or self.scorer
-        lengths = [len(s) for s in sequences]
-        plan = plan_micro_batches(lengths, self.config.update.micro_batch_tokens, packing=self.packing)
+        plan = self.plan(sequences)
         results: list[list[float]] = [[] for _ in sequences]
         temperature = self.config.rollout.temperature
-        device = self.accelerator.device
         with torch.no_grad():
             for k in range(self.max_over_ranks(len(plan))):
-                group = plan[k] if k < len(plan) else []
+                micro = plan[k] if k < len(plan) else MicroPlan([])
+                group = micro.rows
                 batch_rows = [sequences[i] for i in group] or [[self.pad_id, self.pad_id]]
                 batch_masks = [masks[i] for i in group] or [[0, 1]]
-                batch = collate(batch_rows, packing=self.packing, pad_id=self.pad_id, device=device)
+                batch = self.collate(batch_rows, micro)
                 score_mask = batch.place(batch_masks, dtype=torch.bool)
-                logprobs, _ = scorer(batch.input_ids, score_mask, batch.position_ids, batch.attention_mask, temperature)
+                logprobs, _ = scorer(
+                    batch.input_ids,
+                    score_mask,
+                    batch.position_ids,
+                    batch.attention_mask,
+                    temperature,
+                    False,
+                    micro.shared_prefix,
+                )
                 self.counters[f"{phase}_forwards"] += 1
                 for i, values in zip(group, batch.take(logprobs), strict=False):
                     results[i] = values

@@ -53,6 +53,7 @@ from mimesis_gym.algorithms.policy import (
     frozen_reference,
     load_policy,
     packing_supported,
+    prefix_sharing_supported,
     update_precision_problem,
 )
 from mimesis_gym.algorithms.records import Episode
@@ -198,6 +199,7 @@ class Trainer:
         self.packing = (
             packing_supported(self.scorer, self.pad_id, accelerator.device) if mode == "auto" else mode == "on"
         )
+        self.prefix_sharing = self._prefix_sharing(cfg.update.prefix_sharing, gradient_checkpointing)
 
         self.engine = self._engine()
         self.collector = Collector(self.engine, tokenizer, cfg.rollout)
@@ -212,7 +214,15 @@ class Trainer:
         """Forward passes by phase (``old_logprob_passes``, ``old_logprob_forwards``, ``teacher_forwards``,
         ``student_forwards``, ``counterfactual_forwards``); tests read them."""
         self.services = LoopServices(
-            cfg, accelerator, self.scorer, self.renderer, self.pad_id, self.packing, self.user_model, self.counters
+            cfg,
+            accelerator,
+            self.scorer,
+            self.renderer,
+            self.pad_id,
+            self.packing,
+            self.user_model,
+            self.counters,
+            prefix_sharing=self.prefix_sharing,
         )
         self.learners: list[Learner] = [learner(self.services) for learner in learner_classes]
         self.update = PolicyUpdate(self.services, self.optimizer, self.scheduler, self.reference, self.learners)
@@ -252,6 +262,23 @@ class Trainer:
                 "old_logprob_source='sampler' with vLLM needs top_p=1 and no top_k: vLLM's log-probs are "
                 "the sampler's only without truncation"
             )
+
+    def _prefix_sharing(self, mode: str, gradient_checkpointing: bool) -> bool:
+        """``update.prefix_sharing`` resolved: ``auto`` probes the model; off under gradient checkpointing.
+
+        Checkpointed layers drop the key/value cache that the shared prefix is read from, so the two
+        exclude each other: ``on`` with checkpointing is a configuration error.
+        """
+        if mode == "off":
+            return False
+        if gradient_checkpointing:
+            if mode == "on":
+                raise ValueError(
+                    "update.prefix_sharing=on needs update.gradient_checkpointing=false: checkpointed layers drop "
+                    "the key/value cache the shared prefix is read from (set prefix_sharing=auto or off)"
+                )
+            return False
+        return mode == "on" or prefix_sharing_supported(self.scorer, self.pad_id, self.accelerator.device)
 
     def _engine(self) -> Any:
         if self.config.rollout.engine == "vllm":

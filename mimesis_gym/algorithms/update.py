@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from mimesis_gym.algorithms.batching import Row, collate, plan_micro_batches
+from mimesis_gym.algorithms.batching import MicroPlan, Row
 from mimesis_gym.algorithms.config import TrainerConfig
 from mimesis_gym.algorithms.learners.base import Learner, MicroBatch, RolloutBatch
 from mimesis_gym.algorithms.losses import aggregation_weights, kl_penalty, token_losses
@@ -34,7 +34,7 @@ __all__ = ["PolicyUpdate", "lr_schedule", "token_advantages"]
 
 PER_RANK_SUMS = (
     "tokens", "clip", "dual_clip", "ppo_kl", "loss_pg", "loss_total", "logprob_gap", "real_tokens", "padded_tokens",
-    "entropy", "kl",
+    "entropy", "kl", "shared_tokens",
 )  # fmt: skip
 """Sums each rank accumulates over its micro-batches (reduced over ranks for the metrics)."""
 
@@ -110,15 +110,16 @@ class PolicyUpdate:
         tokens = sum(r.action_tokens for r in all_rows)
         sequences = sum(1 for r in all_rows if r.action_tokens)
         mine = [batch.rows[i] for i in batch.shares[m]]
-        plan = plan_micro_batches([r.length for r in mine], cfg.update.micro_batch_tokens, packing=services.packing)
+        plan = services.plan([batch.episodes[r.episode].segments[r.segment].input_ids for r in mine])
         count = services.max_over_ranks(len(plan))
         for k in range(count):
             dummy = k >= len(plan)
-            rows = [mine[j] for j in plan[k]] if not dummy else [(mine or all_rows)[0]]
+            micro = plan[k] if not dummy else MicroPlan([0])
+            rows = [mine[j] for j in micro.rows] if not dummy else [(mine or all_rows)[0]]
             last = k == count - 1
             no_sync = not last and services.world > 1
             with services.accelerator.no_sync(services.scorer) if no_sync else contextlib.nullcontext():
-                self.micro_step(batch, rows, all_rows, dummy, len(plan), tokens, sequences, shortcut, sums)
+                self.micro_step(batch, rows, all_rows, dummy, len(plan), tokens, sequences, shortcut, sums, micro)
         grad_norm = services.accelerator.clip_grad_norm_(services.scorer.parameters(), cfg.optim.grad_clip)
         grad_norm = float(grad_norm) if grad_norm is not None else float("nan")
         if math.isfinite(grad_norm):
@@ -148,17 +149,14 @@ class PolicyUpdate:
         sequences: int,
         shortcut: bool,
         sums: Counter[str],
+        plan: MicroPlan,
     ) -> None:
         """Forward, loss and backward of one micro-batch (a dummy one backpropagates a zero-weight loss)."""
         cfg, services = self.config, self.services
         loss_cfg, episodes = cfg.loss, batch.episodes
         segments = [episodes[r.episode].segments[r.segment] for r in rows]
-        collated = collate(
-            [s.input_ids for s in segments],
-            packing=services.packing,
-            pad_id=services.pad_id,
-            device=services.accelerator.device,
-        )
+        shared = 0 if dummy else plan.shared_prefix
+        collated = services.collate([s.input_ids for s in segments], plan)
         mask = collated.place([s.loss_mask for s in segments])
         row_weights = [0.0] * len(rows) if dummy else self.row_weights(rows, micro_count, tokens, sequences)
         weights = collated.place([[w * m for m in s.loss_mask] for w, s in zip(row_weights, segments, strict=True)])
@@ -175,6 +173,7 @@ class PolicyUpdate:
             collated.attention_mask,
             cfg.rollout.temperature,
             loss_cfg.entropy_coef > 0,
+            shared,
         )
         services.counters["student_forwards"] += 1
         if shortcut:
@@ -206,6 +205,8 @@ class PolicyUpdate:
                     collated.position_ids,
                     collated.attention_mask,
                     cfg.rollout.temperature,
+                    False,
+                    shared,
                 )
             kl = torch.where(score_mask, kl_penalty(logprobs, reference, loss_cfg.kl_estimator), 0.0)
             kl_value = (kl * weights).sum()
@@ -232,6 +233,7 @@ class PolicyUpdate:
             sums["logprob_gap"] += float(torch.where(score_mask, (sampler - old).abs(), 0.0).sum().item())
             sums["real_tokens"] += collated.real_tokens
             sums["padded_tokens"] += collated.padded_tokens
+            sums["shared_tokens"] += shared * (len(rows) - 1)
             if entropy is not None:
                 sums["entropy"] += float(torch.where(score_mask, entropy, 0.0).sum().item())
             if kl_value is not None:
@@ -258,6 +260,7 @@ class PolicyUpdate:
             "grad_norm": float(np.mean(grad_norms)) if grad_norms else 0.0,
             "lr": float(self.scheduler.get_last_lr()[0]),
             "batch/padding_frac": (totals["padded_tokens"] - totals["real_tokens"]) / max(1.0, totals["real_tokens"]),
+            "batch/prefix_shared_frac": totals["shared_tokens"] / max(1.0, totals["real_tokens"]),
             "rollout/logprob_gap": totals["logprob_gap"] / tokens,
         }
         if self.config.loss.entropy_coef > 0:

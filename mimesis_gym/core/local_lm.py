@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mimesis_gym.core.kv_prefix_cache import KVLayers, PrefixCache
-from mimesis_gym.core.running_batch import RunningBatch, check_cache_layout
+from mimesis_gym.core.running_batch import RunningBatch, cache_keyword, check_cache_layout
 
 if TYPE_CHECKING:
     from mimesis_gym.core.constrained import TokenConstraint
@@ -205,9 +205,8 @@ class LocalLM:
             self._stop_ids = frozenset(i for i in stop if i is not None)
             self._tokenizer = tokenizer
             self._device = torch.device(device)
-            # transformers renamed past_key_values to cache during 5.x: use whichever this version has.
             parameters = inspect.signature(model.forward).parameters
-            self._cache_arg = "cache" if "cache" in parameters else "past_key_values"
+            self._cache_arg = cache_keyword(model.forward)
             # A prefill needs only its last token's logits (the vocabulary projection of every token was a fifth of it).
             self._last_logits = {"logits_to_keep": 1} if "logits_to_keep" in parameters else {}
             if self.max_batch_size is None:

@@ -29,16 +29,22 @@ Only full-attention caches fit this layout; :func:`check_cache_layout` rejects o
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, Generic, TypeVar
 
 from mimesis_gym.core.kv_prefix_cache import KVLayers
 
-__all__ = ["RunningBatch", "check_cache_layout"]
+__all__ = ["RunningBatch", "cache_keyword", "check_cache_layout"]
 
 Row = TypeVar("Row")
 
 MIN_HEADROOM = 256
 """Spare columns, at least, that a new slab leaves to the right of the live region."""
+
+
+def cache_keyword(forward: Any) -> str:
+    """The keyword ``forward`` takes its KV cache by (transformers renamed ``past_key_values`` to ``cache`` in 5.x)."""
+    return "cache" if "cache" in inspect.signature(forward).parameters else "past_key_values"
 
 
 def check_cache_layout(config: Any, path: str) -> None:
