@@ -1,20 +1,25 @@
 """Generation with the training model itself through transformers (docs/algorithms.md, "Generation engines").
 
 Prompts of a turn are generated as **one left-padded batch** with the KV cache
-(``model.generate``); pads are never recorded. A logits processor does the sampling itself (inverse
-CDF on ``softmax(raw / T)``, several times faster on CPU than ``torch.multinomial`` over a 49k
-vocabulary) and records the sampler log-probs — ``log_softmax(raw / T)`` at the sampled ids, before
-top-p/top-k truncation — keeping one step's log-softmax at a time.
+(``model.generate``); pads are never recorded. Prompts that occur more than once in a batch (the
+``G`` rollouts of a group at their first turn) are prefilled once: their key/value cache is computed
+for each distinct prompt and repeated for its rows before generation starts. A logits processor
+does the sampling itself (inverse CDF on ``softmax(raw / T)``, several times faster on CPU than
+``torch.multinomial`` over a 49k vocabulary) and records the sampler log-probs —
+``log_softmax(raw / T)`` at the sampled ids, before top-p/top-k truncation — keeping one step's
+log-softmax at a time.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
 import torch
 
 from mimesis_gym.algorithms.engines.base import Sample, Sampling, classify_finish
+from mimesis_gym.core.running_batch import cache_keyword
 
 __all__ = ["HFEngine"]
 
@@ -84,6 +89,33 @@ class HFEngine:
         self.pad_id = int(pad if pad is not None else end_of_turn_id)
         self.calls = 0
         """Batched generate calls so far (tests count them)."""
+        self.shared_prefills = 0
+        """Generate calls whose repeated prompts were prefilled once (tests count them)."""
+
+    def _shared_prefill(
+        self, prompts: Sequence[Sequence[int]], input_ids: torch.Tensor, attention: torch.Tensor
+    ) -> dict[str, Any]:
+        """``generate``'s cache argument with every column but the last prefilled, once per distinct
+        prompt and repeated for its rows; empty when every prompt is distinct (nothing to share)."""
+        first: dict[tuple[int, ...], int] = {}
+        rows = [first.setdefault(tuple(prompt), row) for row, prompt in enumerate(prompts)]
+        if len(first) == len(prompts) or input_ids.shape[1] < 2:
+            return {}
+        distinct = sorted(first.values())
+        where = {row: k for k, row in enumerate(distinct)}
+        positions = (attention.cumsum(-1) - 1).masked_fill(attention == 0, 0)  # as generate derives them
+        keyword = cache_keyword(self.model.forward)
+        out = self.model(
+            input_ids=input_ids[distinct, :-1],
+            attention_mask=attention[distinct, :-1],
+            position_ids=positions[distinct, :-1],
+            use_cache=True,
+            **({"logits_to_keep": 1} if "logits_to_keep" in inspect.signature(self.model.forward).parameters else {}),
+        )
+        cache = getattr(out, keyword)
+        cache.reorder_cache(torch.tensor([where[row] for row in rows], device=input_ids.device))
+        self.shared_prefills += 1
+        return {keyword: cache}
 
     def generate(
         self,
@@ -123,11 +155,13 @@ class HFEngine:
         model.eval()
         try:
             with torch.no_grad():
+                input_ids, attention = input_ids.to(device), attention.to(device)
                 output = model.generate(
-                    input_ids=input_ids.to(device),
-                    attention_mask=attention.to(device),
+                    input_ids=input_ids,
+                    attention_mask=attention,
                     generation_config=config,
                     logits_processor=LogitsProcessorList([sampler]),
+                    **self._shared_prefill(prompts, input_ids, attention),
                 )
         finally:
             model.train(was_training)
