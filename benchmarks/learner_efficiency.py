@@ -15,7 +15,13 @@ Tokens/s counts every input token. Then the padding fraction of the same lengths
 ids, no padding) vs sorted padding at the micro-batch budget. Goals: update ≥ 0.8× bare;
 padding ≤ 10 % with packing.
 
+Last, **shared prefixes**: a batch shaped like the simulator benchmark's (``--groups`` groups of 4
+rows, each group one ``--prompt``-token prompt and replies of 8–48 ids), the update (one
+step/batch) with ``update.prefix_sharing`` on and off, interleaved, and the largest log-prob
+difference between the two.
+
     python benchmarks/learner_efficiency.py [--model tiny|random] [--episodes 8] [--repeats 3] [--threads 1]
+        [--groups 2] [--prompt 580]
 """
 
 from __future__ import annotations
@@ -63,6 +69,55 @@ def synthetic_batch(count: int, seed: int, vocab: int) -> list[Episode]:
     return episodes
 
 
+def grouped_batch(groups: int, prompt: int, seed: int, vocab: int) -> list[Episode]:
+    """``groups`` groups of 4 one-turn episodes: a ``prompt``-token prompt per group, replies of 8–48 ids."""
+    rng = random.Random(seed)
+    episodes = []
+    for g in range(groups):
+        shared = [rng.randrange(10, vocab) for _ in range(prompt)]
+        for k in range(4):
+            n = rng.randint(8, 48)
+            ids = shared + [rng.randrange(10, vocab) for _ in range(n)]
+            turn = Turn(index=1, action_span=(prompt, prompt + n), gen_prompt_len=4, reward=rng.random())
+            mask = [0] * prompt + [1] * n
+            segment = Segment(rollout_id=f"0:{g}:{k}", input_ids=ids, prompt_len=prompt, loss_mask=mask,
+                              turn_of_position=mask)  # fmt: skip
+            episodes.append(Episode(rollout_id=segment.rollout_id, group_id=f"g{g}", env_id=ENV_ID, task_id="t",
+                                    seed=0, segments=[segment], turns=[turn]))  # fmt: skip
+    return episodes
+
+
+def shared_prefix_comparison(trainer: Trainer, args: argparse.Namespace, vocab: int) -> None:
+    """The update with ``update.prefix_sharing`` on and off on one grouped batch, interleaved; medians."""
+    episodes = grouped_batch(args.groups, args.prompt, 2, vocab)
+    tokens = sum(len(e.segments[0].input_ids) for e in episodes)
+    rows = training_rows(episodes)
+    sequences = [e.segments[0].input_ids for e in episodes]
+    masks = [e.segments[0].loss_mask for e in episodes]
+    services, saved = trainer.services, trainer.services.prefix_sharing
+    runs: dict[bool, list[float]] = {True: [], False: []}
+    scores = {}
+    try:
+        for repeat in range(args.repeats + 1):  # the first round warms up
+            for shared in (True, False):
+                services.prefix_sharing = shared
+                started = time.perf_counter()
+                update_step(trainer, episodes, recompute=False)
+                if repeat:
+                    runs[shared].append(time.perf_counter() - started)
+        for shared in (True, False):
+            services.prefix_sharing = shared
+            scores[shared] = services.score(sequences, masks, "benchmark")
+    finally:
+        services.prefix_sharing = saved
+    gap = max(abs(a - b) for x, y in zip(scores[True], scores[False], strict=True) for a, b in zip(x, y, strict=True))
+    off, on = statistics.median(runs[False]), statistics.median(runs[True])
+    print(f"\nshared prefixes: {args.groups} groups × 4 rows, {args.prompt}-token prompts, {tokens} tokens, "
+          f"{len(rows)} rows")  # fmt: skip
+    print(f"update (one step/batch), prefix sharing off {off:.2f} s, on {on:.2f} s: {off / on:.2f}× faster; "
+          f"largest log-prob difference {gap:.1e}")  # fmt: skip
+
+
 def bare_step(trainer: Trainer, episodes: list[Episode]) -> None:
     model = trainer.policy_model
     lengths = [len(e.segments[0].input_ids) for e in episodes]
@@ -102,6 +157,8 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     parser.add_argument("--budget", type=int, default=4096, help="micro-batch token budget")
+    parser.add_argument("--groups", type=int, default=2, help="groups of 4 rows in the shared-prefix batch")
+    parser.add_argument("--prompt", type=int, default=580, help="prompt tokens of each group (shared-prefix batch)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -143,6 +200,7 @@ def main() -> int:
         )
     ratio = min(tokens / statistics.median(runs[name]) for name in runs if name != "bare") / bare
     print(f"goal: update ≥ 0.8× bare -> {'PASS' if ratio >= 0.8 else 'FAIL'} (worst update path {ratio:.2f}×)")
+    shared_prefix_comparison(trainer, args, vocab)
     return 0
 
 
