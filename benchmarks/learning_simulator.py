@@ -20,21 +20,20 @@ others were left out: B1, B2, B4, B5, B6, B9 and B10 cannot be credited before t
 read private thoughts, which the tiny model does not write; B3 is defined only when the agent asks
 for the withheld field; B8 and B11 need exact field values in the message.
 
-Setup (the ``mimesis-simulator-cpu`` preset: ``mimesis-simulator`` scaled to about 2–3 minutes per
-step on a busy 2-core machine): FoldGRPO (score = the sum of turn rewards), G = 4, 2 rows per step, one mini-batch (one
-optimizer step per step), lr 5e-5 (``mimesis-simulator``'s 8e-6 is the paper's for a 9B model over 500 steps;
-5e-5 is what the CPU agent demos use), clip 0.2 / 0.28, dual clip 10, no KL, fp32, ``--steps`` 4.
-One customer message per chat (``turn_budget=1``; the three behaviors may all show at turn 1) of at
-most 48 tokens: the customer prompt alone is about 580 tokens, and every forward and backward pass
-over it costs on one CPU thread. A message cut by the cap ends the chat unjudged (reward 0), so the
-table also shows the share of cut chats. ``require_think=False``: the think gate of
-``reward_profile="train"`` would zero every reward, since the tiny model was never taught to write
-``<think>`` blocks. For each seed it prints the per-step mean training reward and the greedy judge
-reward on the held-out **test** rows of the chosen behaviors before and after training (per
-behavior and over all rows; the untrained model's greedy scores are the same for every seed and
-are computed once per process); nothing is tuned on the test rows. Memory: one process peaks near
-10 GB (measured; by our estimate mostly fp32 logits of ~600-token prompts over a 49k vocabulary),
-so ``--jobs 3`` needs about 30 GB; on a 23 GB machine one of three seeds was killed for memory.
+Setup (the ``mimesis-simulator-cpu`` preset: ``mimesis-simulator`` scaled to about a minute per
+step on a busy 2-core machine): FoldGRPO (score = the sum of turn rewards), G = 4, 4 rows per step, one
+mini-batch (one optimizer step per step), lr 5e-5 (``mimesis-simulator``'s 8e-6 is the paper's for a 9B
+model over 500 steps; 5e-5 is what the CPU agent demos use), clip 0.2 / 0.28, dual clip 10, no KL,
+fp32, ``--steps`` 16. One customer message per chat (``turn_budget=1``; the three behaviors may all
+show at turn 1) of at most 48 tokens: the customer prompt alone is about 580 tokens (the trainer runs
+it once per group, see docs/algorithms.md, "Shared prefixes"). A message cut by the cap ends the chat
+unjudged (reward 0), so the table also shows the share of cut chats. ``require_think=False``: the
+think gate of ``reward_profile="train"`` would zero every reward, since the tiny model was never
+taught to write ``<think>`` blocks. For each seed it prints the per-step mean training reward and the
+greedy judge reward on the held-out **test** rows of the chosen behaviors before and after training
+(per behavior and over all rows; the untrained model's greedy scores are the same for every seed and
+are computed once per process); nothing is tuned on the test rows. Memory: one process peaked at
+4.7 GB with 2 rows per step; ``--jobs 3`` ran on a 23 GB machine.
 
 Criterion (as the agent demos): the mean greedy test reward (over seeds) rises (gain > 0), and at
 least 2 of 3 seeds improve. Exit status 0 when it holds, 1 otherwise. ``--users-report`` also runs
@@ -42,7 +41,7 @@ least 2 of 3 seeds improve. Exit status 0 when it holds, 1 otherwise. ``--users-
 untrained tiny model and each seed's trained policy as customers, and prints disclosure and role
 fidelity before/after.
 
-    python benchmarks/learning_simulator.py [--behaviors B7 B12 B13] [--seeds 0 1 2] [--steps 4]
+    python benchmarks/learning_simulator.py [--behaviors B7 B12 B13] [--seeds 0 1 2] [--steps 16]
         [--lr 5e-5] [--turns 1] [--tokens 48] [--threads 1] [--jobs 1] [--users-report [--report-limit 12]]
 """
 
@@ -69,7 +68,7 @@ from mimesis_gym.envs.abcd.env import ABCDBehaviorEnv
 ENV_ID = "mimesis/ABCDBehavior-v0"
 BEHAVIORS = ("B7", "B12", "B13")
 TURNS = 1
-PROMPTS_PER_STEP = 2
+PROMPTS_PER_STEP = 4
 TOKENS_PER_TURN = 48
 _UNTRAINED: dict[str, Any] = {}
 """The untrained model's test scores, computed once per process."""
@@ -202,14 +201,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--behaviors", nargs="+", default=list(BEHAVIORS), help="condition ids to train and test on")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--steps", type=int, default=4)
+    parser.add_argument("--steps", type=int, default=16)
     parser.add_argument("--prompts", type=int, default=PROMPTS_PER_STEP, help="rows per step (groups of G = 4)")
     parser.add_argument("--lr", type=float, default=5e-5)
     parser.add_argument("--turns", type=int, default=TURNS, help="customer turns per chat (env turn_budget)")
     parser.add_argument("--tokens", type=int, default=TOKENS_PER_TURN, help="tokens per customer message")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     parser.add_argument(
-        "--jobs", type=int, default=1, help="seeds run in this many processes at once (each peaks near 10 GB)"
+        "--jobs", type=int, default=1, help="seeds run in this many processes at once (each peaks near 5 GB)"
     )
     parser.add_argument("--out", type=Path, default=Path("runs/bench_learning_simulator"))
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="extra config override")

@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> tuple[Trainer, dict[str, Any]]:
     print(f"a hand-written message gets R = {reward:.2f} from the scripted judge: {parts}")
 
     # 2. The simulator preset scaled to a CPU ("mimesis-simulator-cpu"): FoldGRPO (score = the sum of turn
-    #    rewards, normalised within a group of G = 4 chats of the same row), 2 rows per step, one customer
+    #    rewards, normalised within a group of G = 4 chats of the same row), 4 rows per step, one customer
     #    message of at most 48 tokens per chat, one optimizer step per step.
     config = TrainerConfig.preset("mimesis-simulator-cpu").with_overrides(
         [f"run.total_steps={args.steps}", f"run.output_dir={args.output_dir}", "run.resume=never", "run.progress=false"]

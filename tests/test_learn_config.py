@@ -129,7 +129,7 @@ def test_the_cpu_simulator_preset_is_the_simulator_preset_scaled_down():
     full, cpu = TrainerConfig.preset("mimesis-simulator"), TrainerConfig.preset("mimesis-simulator-cpu")
     assert cpu.advantage.estimator == full.advantage.estimator == "foldgrpo"
     assert cpu.loss == full.loss and cpu.rollout.max_prompt_tokens == full.rollout.max_prompt_tokens
-    assert (cpu.rollout.group_size, cpu.rollout.prompts_per_batch, cpu.update.mini_batch_prompts) == (4, 2, 2)
+    assert (cpu.rollout.group_size, cpu.rollout.prompts_per_batch, cpu.update.mini_batch_prompts) == (4, 4, 4)
     assert (cpu.rollout.max_turns, cpu.rollout.max_tokens_per_turn, cpu.optim.lr) == (1, 48, 5e-5)
-    assert (cpu.run.total_steps, cpu.run.dtype) == (4, "float32")
+    assert (cpu.run.total_steps, cpu.run.dtype) == (16, "float32")
     assert full.optim.lr == 8e-6 and full.rollout.group_size == 8  # the full preset is untouched

@@ -486,15 +486,15 @@ PRESETS["mimesis-simulator-cpu"] = _merge(
     PRESETS["mimesis-simulator"],
     {
         # The simulator's RL scaled to one CPU core with the tiny model (examples/train_simulator_abcd.py,
-        # benchmarks/learning_simulator.py): G 4, 2 rows per step, one 48-token customer message per chat,
-        # 8 chats decoding at once (a 600-token prompt's logits are large).
+        # benchmarks/learning_simulator.py): G 4, 4 rows per step, one 48-token customer message per chat,
+        # 8 chats decoding at once (a 600-token prompt's logits are large), 16 steps.
         "optim": {"lr": 5e-5},
         "rollout": {
-            "group_size": 4, "prompts_per_batch": 2, "max_turns": 1, "max_tokens_per_turn": 48,
+            "group_size": 4, "prompts_per_batch": 4, "max_turns": 1, "max_tokens_per_turn": 48,
             "max_response_tokens": 1024, "max_concurrent_episodes": 8,
         },
-        "update": {"mini_batch_prompts": 2, "micro_batch_tokens": 4096},
-        "run": {"total_steps": 4, "dtype": "float32", "eval_every": 0, "save_every": 0},
+        "update": {"mini_batch_prompts": 4, "micro_batch_tokens": 4096},
+        "run": {"total_steps": 16, "dtype": "float32", "eval_every": 0, "save_every": 0},
     },
 )  # fmt: skip
 """Each preset as overrides of the library defaults."""
