@@ -26,7 +26,7 @@ mini-batch (one optimizer step per step), lr 5e-5 (``mimesis-simulator``'s 8e-6 
 model over 500 steps; 5e-5 is what the CPU agent demos use), clip 0.2 / 0.28, dual clip 10, no KL,
 fp32, ``--steps`` 16. One customer message per chat (``turn_budget=1``; the three behaviors may all
 show at turn 1) of at most 48 tokens: the customer prompt alone is about 580 tokens (the trainer runs
-it once per group, see docs/algorithms.md, "Shared prefixes"). A message cut by the cap ends the chat
+it once per group: docs/algorithms.md, "Micro-batches and packing"). A message cut by the cap ends the chat
 unjudged (reward 0), so the table also shows the share of cut chats. ``require_think=False``: the
 think gate of ``reward_profile="train"`` would zero every reward, since the tiny model was never
 taught to write ``<think>`` blocks. For each seed it prints the per-step mean training reward and the

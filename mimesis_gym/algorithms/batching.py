@@ -109,8 +109,8 @@ class MicroPlan:
     """One micro-batch of a plan: row indices, and how many leading tokens they all share (0: none).
 
     With ``shared_prefix`` = P > 0 every row has the same first P tokens and at least one more; the
-    rows are collated padded and the scorer runs those P tokens once (docs/algorithms.md,
-    "Micro-batches and packing").
+    rows are collated padded and the scorer runs those P tokens once
+    (docs/algorithms.md, "Micro-batches and packing").
     """
 
     rows: list[int]
