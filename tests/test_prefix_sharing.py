@@ -9,6 +9,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="the local stack is installed by `make test`")
 
 from mimesis_gym.algorithms.batching import (  # noqa: E402
+    MIN_SHARED_PREFIX,
     MicroPlan,
     collate,
     common_prefix,
@@ -55,6 +56,7 @@ def test_rows_of_one_group_share_their_prompt_and_groups_stay_apart():
 
 
 def test_short_prefixes_and_single_rows_are_left_to_the_plain_plan():
+    assert TrainerConfig().update.prefix_sharing_min_tokens == MIN_SHARED_PREFIX  # one default, two places
     rows = [[1] * 50 + [2], [1] * 50 + [3], [4] * 400]
     assert plan_shared_prefixes(rows, 4096) == ([], [0, 1, 2])
     assert plan_shared_prefixes(rows, 4096, min_prefix=16) == ([MicroPlan([0, 1], 50)], [2])

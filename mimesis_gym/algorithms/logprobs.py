@@ -51,6 +51,7 @@ class PolicyScorer(torch.nn.Module):
         self.chunk_size = chunk_size
         config = getattr(model, "config", None)
         self.softcap = getattr(config, "final_logit_softcapping", None)
+        self.cache_arg = cache_keyword(getattr(model, model.base_model_prefix).forward)
 
     def forward(
         self,
@@ -109,15 +110,14 @@ class PolicyScorer(torch.nn.Module):
             raise ValueError(f"shared_prefix {p} must leave at least one token of rows {tuple(input_ids.shape)}")
         positions = position_ids if position_ids is not None else torch.arange(input_ids.shape[1]).expand(rows, -1)
         positions = positions.to(input_ids.device)
-        keyword = cache_keyword(base.forward)
         head = base(input_ids=input_ids[:1, :p], position_ids=positions[:1, :p], use_cache=True)
-        cache = getattr(head, keyword)
+        cache = getattr(head, self.cache_arg)
         cache.batch_repeat_interleave(rows)  # every row attends to the one prefix (differentiable copies)
         tail = base(
             input_ids=input_ids[:, p:],
             position_ids=positions[:, p:],
             attention_mask=attention_mask,
             use_cache=True,
-            **{keyword: cache},
+            **{self.cache_arg: cache},
         )
         return torch.cat([head.last_hidden_state.expand(rows, -1, -1), tail.last_hidden_state], dim=1)

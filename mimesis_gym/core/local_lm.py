@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import os
 import queue
 import random
@@ -47,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mimesis_gym.core.kv_prefix_cache import KVLayers, PrefixCache
-from mimesis_gym.core.running_batch import RunningBatch, cache_keyword, check_cache_layout
+from mimesis_gym.core.running_batch import RunningBatch, cache_keyword, check_cache_layout, last_logits_only
 
 if TYPE_CHECKING:
     from mimesis_gym.core.constrained import TokenConstraint
@@ -205,10 +204,9 @@ class LocalLM:
             self._stop_ids = frozenset(i for i in stop if i is not None)
             self._tokenizer = tokenizer
             self._device = torch.device(device)
-            parameters = inspect.signature(model.forward).parameters
             self._cache_arg = cache_keyword(model.forward)
             # A prefill needs only its last token's logits (the vocabulary projection of every token was a fifth of it).
-            self._last_logits = {"logits_to_keep": 1} if "logits_to_keep" in parameters else {}
+            self._last_logits = last_logits_only(model.forward)
             if self.max_batch_size is None:
                 self.max_batch_size = 32 if device.startswith("cuda") else 8
             self._model = model

@@ -34,7 +34,7 @@ from typing import Any, Generic, TypeVar
 
 from mimesis_gym.core.kv_prefix_cache import KVLayers
 
-__all__ = ["RunningBatch", "cache_keyword", "check_cache_layout"]
+__all__ = ["RunningBatch", "cache_keyword", "check_cache_layout", "last_logits_only"]
 
 Row = TypeVar("Row")
 
@@ -45,6 +45,12 @@ MIN_HEADROOM = 256
 def cache_keyword(forward: Any) -> str:
     """The keyword ``forward`` takes its KV cache by (transformers renamed ``past_key_values`` to ``cache`` in 5.x)."""
     return "cache" if "cache" in inspect.signature(forward).parameters else "past_key_values"
+
+
+def last_logits_only(forward: Any) -> dict[str, int]:
+    """The keyword arguments that make ``forward`` compute the last position's logits only, or none when it
+    has no such argument (a prefill needs no more; projecting every prompt token is a large part of it)."""
+    return {"logits_to_keep": 1} if "logits_to_keep" in inspect.signature(forward).parameters else {}
 
 
 def check_cache_layout(config: Any, path: str) -> None:

@@ -12,14 +12,13 @@ log-softmax at a time.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 from typing import Any
 
 import torch
 
 from mimesis_gym.algorithms.engines.base import Sample, Sampling, classify_finish
-from mimesis_gym.core.running_batch import cache_keyword
+from mimesis_gym.core.running_batch import cache_keyword, last_logits_only
 
 __all__ = ["HFEngine"]
 
@@ -91,6 +90,8 @@ class HFEngine:
         """Batched generate calls so far (tests count them)."""
         self.shared_prefills = 0
         """Generate calls whose repeated prompts were prefilled once (tests count them)."""
+        self._cache_arg = cache_keyword(model.forward)
+        self._last_logits = last_logits_only(model.forward)
 
     def _shared_prefill(
         self, prompts: Sequence[Sequence[int]], input_ids: torch.Tensor, attention: torch.Tensor
@@ -104,18 +105,17 @@ class HFEngine:
         distinct = sorted(first.values())
         where = {row: k for k, row in enumerate(distinct)}
         positions = (attention.cumsum(-1) - 1).masked_fill(attention == 0, 0)  # as generate derives them
-        keyword = cache_keyword(self.model.forward)
         out = self.model(
             input_ids=input_ids[distinct, :-1],
             attention_mask=attention[distinct, :-1],
             position_ids=positions[distinct, :-1],
             use_cache=True,
-            **({"logits_to_keep": 1} if "logits_to_keep" in inspect.signature(self.model.forward).parameters else {}),
+            **self._last_logits,
         )
-        cache = getattr(out, keyword)
+        cache = getattr(out, self._cache_arg)
         cache.reorder_cache(torch.tensor([where[row] for row in rows], device=input_ids.device))
         self.shared_prefills += 1
-        return {keyword: cache}
+        return {self._cache_arg: cache}
 
     def generate(
         self,
