@@ -1,8 +1,9 @@
 """Content retries measured side by side: the same TurtleGym workload with retries off and on.
 
 A vLLM server serves the tiny model as TurtleGym's user and judges (temperature 0, JSON roles), with
-``json_mode`` ``auto`` (the server's structured output: a JSON schema that requires the role's keys)
-and ``off`` (JSON asked for by the prompt only, as for thinking models such as MIMESIS).
+``json_mode`` ``auto`` (the server's structured output: a JSON schema that requires the role's keys),
+``off`` (JSON asked for by the prompt only, as for thinking models such as MIMESIS) and, with
+``--json-modes object``, the tier of a server that refuses schemas (any JSON object).
 The same episodes — same tasks, seeds and agent questions — run twice in one process: once with
 retries off (``content_retries=0``, no refusal retry: a bad reply falls back at once) and once
 with retries on (the repair turn: the rejected reply quoted back with one instruction and another
@@ -65,15 +66,24 @@ class Result:
 
 
 def make_user(base_url: str, retries: bool, json_mode: str) -> CountingModel:
+    """The user client; ``json_mode`` ``object`` is ``on`` with the JSON schema dropped, as for a server
+    that refuses schemas: ``response_format`` asks for any JSON object (the keys by the prompt only)."""
     config = EndpointConfig(
-        base_url=base_url, model="tiny", max_concurrency=64, content_retries=2 if retries else 0, json_mode=json_mode
+        base_url=base_url,
+        model="tiny",
+        max_concurrency=64,
+        content_retries=2 if retries else 0,
+        json_mode="on" if json_mode == "object" else json_mode,
     )
     policy = RetryPolicy(
         max_retries=config.max_retries,
         content_retries=config.content_retries,
         refusal_retries=1 if retries else 0,
     )
-    return CountingModel(config, name="tiny", retry_policy=policy)
+    model = CountingModel(config, name="tiny", retry_policy=policy)
+    if json_mode == "object":
+        model.dropped.append("json_schema")
+    return model
 
 
 async def episode(user: CountingModel, task_id: str, seed: int, turns: int) -> tuple[int, int]:
@@ -141,7 +151,9 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=16)
     parser.add_argument("--turns", type=int, default=3)
     parser.add_argument(
-        "--json-modes", default="auto,off", help="auto: the server's structured output; off: prompt only"
+        "--json-modes",
+        default="auto,off",
+        help="auto: the server's structured output; off: prompt only; object: any JSON object (no schema)",
     )
     args = parser.parse_args()
     modes = args.json_modes.split(",")

@@ -24,7 +24,10 @@ The runs alternate (in-process, adapter, in-process, …) and the median of ``--
 each is compared, so a busy machine slows both alike. Prints steps/s and the ratio
 in-process / adapter (the goal: at most 1.1). Rows for other engines join as their adapters land.
 
-    python benchmarks/integration_overhead.py [--env mimesis/FunctionGym-v0] [--steps 1000] [--repeats 15]
+    python benchmarks/integration_overhead.py [--env mimesis/FunctionGym-v0|ID,ID|all] [--steps 1000] [--repeats 15]
+
+With several envs (``--env all``: every registered env) it ends with one line per env. The OpenEnv
+row runs on the first env.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ from typing import Any
 
 import gymnasium as gym
 
-import mimesis_gym  # noqa: F401  (registers the env ids)
+import mimesis_gym  # registers the env ids; ENV_IDS
 from mimesis_gym.integrations.episode import EnvRecipe
 from mimesis_gym.integrations.trl import environment_factory
 
@@ -219,34 +222,53 @@ def steps_per_second(run: Runner, steps: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--env", default="mimesis/FunctionGym-v0")
+    parser.add_argument(
+        "--env", default="mimesis/FunctionGym-v0", help="an env id, a comma-separated list, or 'all' (every env)"
+    )
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--clients", type=int, default=16, help="OpenEnv clients (sessions) sharing the steps")
     args = parser.parse_args()
 
-    task_ids = [task.id for task in gym.make(args.env).unwrapped.task_pack.pool("test")]
-    baseline = in_process(args.env, task_ids)
-    print(f"{args.env}, scripted user, {args.steps} steps per run, median of {args.repeats} runs")
+    env_ids = list(mimesis_gym.ENV_IDS) if args.env == "all" else args.env.split(",")
+    summary: dict[str, dict[str, float]] = {}
+    for env_id in env_ids:
+        task_ids = [task.id for task in gym.make(env_id).unwrapped.task_pack.pool("test")]
+        print(f"{env_id}, scripted user, {args.steps} steps per run, median of {args.repeats} runs")
+        summary[env_id] = adapter_rows(env_id, task_ids, args.steps, args.repeats)
+    if len(env_ids) > 1:
+        print_summary(summary)
+    if importlib.util.find_spec("openenv") is None:
+        print(f"{'OpenEnv':<12} (left out: openenv-core is not installed here; run in the main venv)")
+    else:
+        task_ids = [task.id for task in gym.make(env_ids[0]).unwrapped.task_pack.pool("test")]
+        openenv_row(args, env_ids[0], task_ids, in_process(env_ids[0], task_ids))
+
+
+def adapter_rows(env_id: str, task_ids: list[str], steps: int, repeats: int) -> dict[str, float]:
+    """The TRL and verl rows of one env; returns in-process / path for each path measured."""
+    baseline = in_process(env_id, task_ids)
+    ratios: dict[str, float] = {}
     print(f"{'path':<12} {'steps/s':>10} {'in-process / path':>18}")
     for name, make_runner in ADAPTERS.items():
         if name == "verl" and importlib.util.find_spec("verl") is None:
             print(f"{name:<12} (left out: verl is not installed here; run in .venv-verl)")
             continue
-        adapter = make_runner(args.env, task_ids)
-        same_stack = in_process_as_adapters_build(args.env, task_ids)
-        floor = verl_interface_floor(args.env, task_ids) if name == "verl" else None
+        adapter = make_runner(env_id, task_ids)
+        same_stack = in_process_as_adapters_build(env_id, task_ids)
+        floor = verl_interface_floor(env_id, task_ids) if name == "verl" else None
         for warm in (baseline, adapter, same_stack, floor):  # warm caches and packs
             if warm is not None:
-                warm(args.steps)
+                warm(steps)
         ours, theirs, bare, floors = [], [], [], []
-        for _ in range(args.repeats):
-            ours.append(steps_per_second(baseline, args.steps))
-            theirs.append(steps_per_second(adapter, args.steps))
-            bare.append(steps_per_second(same_stack, args.steps))
+        for _ in range(repeats):
+            ours.append(steps_per_second(baseline, steps))
+            theirs.append(steps_per_second(adapter, steps))
+            bare.append(steps_per_second(same_stack, steps))
             if floor is not None:
-                floors.append(steps_per_second(floor, args.steps))
+                floors.append(steps_per_second(floor, steps))
         base_rate, rate, bare_rate = statistics.median(ours), statistics.median(theirs), statistics.median(bare)
+        ratios[name] = base_rate / rate
         verdict = "ok" if base_rate / rate <= 1.1 else "over the 1.1x goal"
         print(f"{'in-process':<12} {base_rate:>10.0f}")
         print(f"{name:<12} {rate:>10.0f} {base_rate / rate:>17.3f}x  ({verdict})")
@@ -257,15 +279,27 @@ def main() -> None:
         )
         if floors:
             floor_rate = statistics.median(floors)
+            ratios["verl interface"] = base_rate / floor_rate
             print(
                 f"{'':<12} verl's tool interface alone (async calls, ToolResponse, metrics; no glue): "
                 f"{floor_rate:.0f} steps/s, {base_rate / floor_rate:.3f}x of in-process; the adapter is "
                 f"{floor_rate / rate:.3f}x of it"
             )
-    if importlib.util.find_spec("openenv") is None:
-        print(f"{'OpenEnv':<12} (left out: openenv-core is not installed here; run in the main venv)")
-    else:
-        openenv_row(args, task_ids, baseline)
+        ratios.setdefault("step_us", 1e6 / base_rate)
+    return ratios
+
+
+def print_summary(summary: dict[str, dict[str, float]]) -> None:
+    """One line per env: its in-process step time and in-process / path for each adapter (goal <= 1.1)."""
+    paths = [name for name in (*ADAPTERS, "verl interface") if any(name in row for row in summary.values())]
+    print(f"\n{'env':<28} {'step (us)':>9} " + " ".join(f"{name:>15}" for name in paths))
+    for env_id, row in summary.items():
+        cells = " ".join(f"{row[name]:>14.3f}x" if name in row else f"{'-':>15}" for name in paths)
+        print(f"{env_id:<28} {row.get('step_us', math.nan):>9.1f} {cells}")
+    for name in ADAPTERS:
+        within = [env_id for env_id, row in summary.items() if name in row and row[name] <= 1.1]
+        if any(name in row for row in summary.values()):
+            print(f"{name}: within 1.1x on {len(within)} of {len(summary)} envs")
 
 
 def process_cpu_s(pid: int) -> float:
@@ -277,14 +311,14 @@ def process_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def openenv_row(args: argparse.Namespace, task_ids: list[str], baseline: Runner) -> None:
+def openenv_row(args: argparse.Namespace, env_id: str, task_ids: list[str], baseline: Runner) -> None:
     """The OpenEnv server over loopback with ``--clients`` sessions: total steps/s (goal >= 1,000).
 
     Also prints the CPU time per step of the server process and of the clients' process, which
     bound the rate on an idle machine whatever else runs on this one.
     """
     with (
-        openenv_server(args.env, args.clients) as (base_url, pid),
+        openenv_server(env_id, args.clients) as (base_url, pid),
         through_openenv(base_url, task_ids, args.clients) as remote,
     ):
         baseline(args.steps), remote(args.steps)  # warm: sessions, packs, connections

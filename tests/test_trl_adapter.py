@@ -366,6 +366,8 @@ def test_an_unavailable_user_stops_training_with_its_error():
     with pytest.raises(UserUnavailableError):  # TRL turns this into an error message to the model...
         environment.interact_with_env(choice="action", content="Is it big?")
     assert environment.episode.actions == []
+    with pytest.raises(EpisodeOverError, match="a step raised UserUnavailableError"):  # not stepped again
+        environment.interact_with_env(choice="action", content="Is it small?")
     with pytest.raises(RuntimeError, match=r"telepathy-demo-01.*dead-user.*unavailable") as raised:
         reward_function()(completions=[[]], environments=[environment])  # ...the reward function raises it
     assert isinstance(raised.value.__cause__, UserUnavailableError)

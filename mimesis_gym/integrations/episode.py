@@ -28,7 +28,8 @@ TOOL_NAME = "interact_with_env"
 
 
 class EpisodeOverError(MimesisGymError, RuntimeError):
-    """``interact_with_env`` was called after the episode terminated or was truncated."""
+    """``interact_with_env`` was called after the episode terminated, was truncated or failed (a reset
+    or step raised), or before it started."""
 
 
 class EnvRecipe(BaseModel):
@@ -93,8 +94,8 @@ class EnvRecipe(BaseModel):
 
         Built as ``gym.make`` builds it, turn limit (``TimeLimit``) included, but without gymnasium's
         ``PassiveEnvChecker`` and ``OrderEnforcing`` wrappers: every adapter refuses a step before a
-        reset itself, the contract suite checks the spaces, and the two wrappers cost about 2 µs of
-        a 23 µs scripted FunctionGym step (docs/integrations.md, "Overhead"). ``env_kwargs`` may turn the checker
+        reset itself, the contract suite checks the spaces, and the two wrappers cost up to 1 µs of
+        a 12 µs scripted FunctionGym step (docs/integrations.md, "Overhead"). ``env_kwargs`` may turn the checker
         back on (``disable_env_checker=False``).
         """
         kwargs = {"disable_env_checker": True, **self.env_kwargs, "user": self.user, "privileged": False}
@@ -127,6 +128,9 @@ class ToolEpisode:
     def __init__(self, recipe: EnvRecipe) -> None:
         self.recipe = recipe
         self.env = recipe.make()
+        self._step = self.env.step  # bound once: act() is on every engine's per-call path
+        self._live = False
+        """Started and not yet ended: the one flag act() checks."""
         self.schema = tool_schema(self.env)
         self.task_id: str | None = None
         self.seed: int | None = None
@@ -169,6 +173,7 @@ class ToolEpisode:
         self.task_id, self.seed = task_id, seed
         self.observations, self.actions, self.rewards, self.user_failures = [], [], [], []
         self.episode_score, self.terminated, self.truncated, self.error = 0.0, False, False, None
+        self._live = False
         try:
             obs, info = self.env.reset(seed=seed, options={"task_id": task_id})
         except BaseException as error:
@@ -177,29 +182,34 @@ class ToolEpisode:
         if info["user_failure"]:
             self.user_failures.append(info["user_failure"])
         self.observations.append(obs)
+        self._live = True
         return obs
 
     def act(self, choice: Any, content: Any) -> str:
         """One ``interact_with_env`` call: step the env, return the observation.
 
-        Raises :class:`EpisodeOverError` after termination or truncation (the env is not stepped),
-        and re-raises what the step raised after recording it in :attr:`error`.
+        Raises :class:`EpisodeOverError` after termination or truncation, and after a reset or step
+        that raised (the env is not stepped); re-raises what the step raised after recording it in
+        :attr:`error`.
         """
-        if self.terminated or self.truncated or self.task_id is None:
+        if not self._live:
             raise EpisodeOverError(self._refusal())
         action = {"choice": choice, "content": content}
         try:
-            obs, reward, terminated, truncated, info = self.env.step(action)
+            obs, reward, terminated, truncated, info = self._step(action)
         except BaseException as error:
             self.error = error
+            self._live = False
             raise
         self.actions.append(action)
         self.observations.append(obs)
         self.rewards.append(float(reward))
         self.episode_score = float(info["episode_score"])
-        self.terminated, self.truncated = bool(terminated), bool(truncated)
-        if info["user_failure"]:
-            self.user_failures.append(info["user_failure"])
+        if terminated or truncated:
+            self.terminated, self.truncated, self._live = bool(terminated), bool(truncated), False
+        failure = info["user_failure"]
+        if failure:
+            self.user_failures.append(failure)
         return obs
 
     def close(self) -> None:
@@ -208,5 +218,9 @@ class ToolEpisode:
     def _refusal(self) -> str:
         if self.task_id is None:
             return "the episode has not started: call start(task_id, seed) first"
+        if self.error is not None:
+            return (
+                f"the episode stopped: its reset or a step raised {type(self.error).__name__}; no further interaction"
+            )
         end = "terminated" if self.terminated else "was truncated"
         return f"the episode {end} after {len(self.actions)} turns; no further interaction"

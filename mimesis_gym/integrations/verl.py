@@ -134,15 +134,16 @@ class MimesisTool(BaseTool):
         stepped); a step that raises (an unavailable user) raises here and stays recorded in the
         episode's ``error``.
         """
-        episode = self.episode(instance_id)
+        episode = self._episodes.get(instance_id)
+        if episode is None:
+            self.episode(instance_id)  # raises, naming the id
         if not isinstance(parameters, dict):
             parameters = {}
         try:
-            choice, content = parameters.get("choice"), parameters.get("content")
             if self._threaded:
-                observation = await asyncio.to_thread(episode.act, choice, content)
+                observation = await asyncio.to_thread(episode.act, parameters.get("choice"), parameters.get("content"))
             else:  # inline: the in-process scripted user never blocks, and a thread hop costs more than its step
-                observation = episode.act(choice, content)
+                observation = episode.act(parameters.get("choice"), parameters.get("content"))
         except EpisodeOverError as refusal:
             return ToolResponse(text=str(refusal)), 0.0, {"episode_over": True}
         metrics = {
