@@ -1,6 +1,7 @@
 """Quick start: one scripted FunctionGym episode, printed as a transcript with its score.
 
-Run with `make run` (or `python examples/quickstart.py` inside the venv). No model, no network.
+Run with `.venv/bin/python examples/quickstart.py` (after `make test` or `make run` created the venv).
+No model, no network.
 
 The "agent" here is a fixed script: it probes the hidden function three times, asks for the
 test case, then answers with the env's privileged oracle (which sees the hidden rule). A real

@@ -39,6 +39,17 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
+    def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        """``argparse``'s, but an unknown flag is reported by the sub-command it was given to, whose
+        ``--help`` lists the right flags."""
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            command = getattr(parsed, "command", None)
+            subcommands = [a for a in self._actions if isinstance(a, argparse._SubParsersAction)]
+            owner = subcommands[0].choices.get(command, self) if subcommands and command else self
+            owner.error(f"unrecognized arguments: {' '.join(extra)}")
+        return parsed
+
 
 def _int_at_least(minimum: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
@@ -85,7 +96,7 @@ def _usage(message: str) -> NoReturn:
 def _env_id(name: str) -> str:
     """A conversation env's id from an id or a short name (``function``); :class:`UsageError` naming the known ones."""
     try:
-        entry = ENV_TABLE.find(name)
+        entry = ENV_TABLE.find(name, listed_kind="conversation")
     except ValueError as error:
         _usage(str(error))
     if entry.kind != "conversation":
@@ -102,18 +113,22 @@ def _env_ids(spec: str | None) -> list[str]:
 def _cmd_list(args: argparse.Namespace) -> int:
     what = args.what or "envs"
     if what == "agents":
-        from mimesis_gym.agents.registry import KNOWN_AGENTS, RELEASED_AGENTS
+        from mimesis_gym.agents.registry import BUILTIN_AGENT_DESCRIPTIONS, KNOWN_AGENTS, RELEASED_AGENTS
 
+        print(f"{'alias':<28} {'label':<29} description")
         for alias in KNOWN_AGENTS:
             hub, label = RELEASED_AGENTS.get(alias, ("", ""))
-            print(f"{alias:<30} {label:<30} {hub}")
+            description = f"released agent {hub}" if hub else BUILTIN_AGENT_DESCRIPTIONS[alias]
+            print(f"{alias:<28} {label:<29} {description}")
         return 0
     if what == "users":
         from mimesis_gym.users import list_users
 
-        print(f"{'alias':<18} {'backend':<9} {'label':<18} {'readiness':<44} description")
-        for row in list_users():
-            print(f"{row.alias:<18} {row.kind:<9} {row.label:<18} {row.readiness:<44} {row.description}")
+        rows = [("alias", "backend", "label", "readiness", "description")]
+        rows += [(row.alias, row.kind, row.label, row.readiness, row.description) for row in list_users()]
+        widths = [max(len(row[column]) for row in rows) for column in range(4)]
+        for row in rows:
+            print(" ".join(f"{cell:<{width}}" for cell, width in zip(row, widths, strict=False)) + f" {row[4]}")
         return 0
     widths = (max(len(e.id) for e in ENV_TABLE), max(len(e.short) for e in ENV_TABLE))
     for entry in ENV_TABLE:
@@ -206,7 +221,8 @@ def _play_env(args: argparse.Namespace, env_id: str, **kwargs: Any) -> Any:
             pack.get(args.task)
     except ValueError as error:
         env.close()
-        _usage(f"{error} (tasks of {args.split!r}: {', '.join(t.id for t in _pool_or_empty(pack, args.split))})")
+        tasks = _pool_or_empty(pack, args.split)
+        _usage(f"{error} (tasks of {args.split!r}: {', '.join(t.id for t in tasks)})" if tasks else str(error))
     return env
 
 
@@ -220,6 +236,8 @@ def _pool_or_empty(pack: Any, split: str) -> tuple[Any, ...]:
 def _cmd_play(args: argparse.Namespace) -> int:
     env_id = _env_id(args.env)
     if args.as_ == "user":
+        if args.user != "scripted":
+            _usage(f"--user {args.user} has no effect with --as user: you are the user (choose the agent with --agent)")
         return _play_as_user(args, env_id)
     env = _play_env(args, env_id, user=args.user)
 
@@ -362,10 +380,16 @@ def _given_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _problems(error: Any) -> str:
-    """A pydantic ``ValidationError`` as one line: ``field: message; …``."""
-    return "; ".join(
-        f"{'.'.join(str(part) for part in item['loc']) or 'config'}: {item['msg']}" for item in error.errors()
-    )
+    """A pydantic ``ValidationError`` as one line: ``field: message; …`` (a model-level error: the message),
+    without pydantic's "Value error, " prefixes (repeated when one model validates another)."""
+    problems = []
+    for item in error.errors():
+        message = str(item["msg"])
+        while message.startswith("Value error, "):
+            message = message.removeprefix("Value error, ")
+        where = ".".join(str(part) for part in item["loc"])
+        problems.append(f"{where}: {message}" if where else message)
+    return "; ".join(problems)
 
 
 def _seed_list(text: str) -> list[int]:
@@ -499,6 +523,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
         if args.out is None and len(args.runs) > 1:
             _usage("several RUN_DIRs are merged into --out DIR: pass --out")
         runs = [Path(r) for r in args.runs]
+        for run in runs:
+            if not (run / "run.json").is_file():
+                what = "does not exist" if not run.exists() else "is not an eval run directory (no run.json)"
+                _usage(f"{run} {what}; give the --out directory of a `mimesis-gym eval` run")
         out = Path(args.out) if args.out is not None else runs[0]
         # writing into a run directory: not while an eval holds it
         in_run = any(out.resolve() == run.resolve() for run in runs)
@@ -512,6 +540,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         return 0
     if args.out is None:
         _usage("--from-scores needs --out DIR")
+    if not Path(args.from_scores).is_file():
+        _usage(f"--from-scores {args.from_scores}: no such file")
     weights = None
     if args.weights:
         weights = {}
@@ -732,7 +762,7 @@ def _cmd_serve_env(args: argparse.Namespace) -> int:
             idle_timeout_s=args.idle_timeout or None,
         )
     except ValidationError as error:
-        _usage("; ".join(str(item["msg"]).removeprefix("Value error, ") for item in error.errors()))
+        _usage(_problems(error))
     except TypeError as error:  # gym.make with a keyword the env does not take
         _usage(f"{env_id}: {error}")
     return 0
@@ -846,7 +876,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(run=_cmd_serve_user)
 
     ev = commands.add_parser("eval", help="score agents across envs and users (the paper's protocol)")
-    ev.add_argument("--envs", help="short env names, comma-separated, or all (default: every registered env)")
+    ev.add_argument(
+        "--envs",
+        help="short env names or ids, comma-separated (default, or all: the paper's eight envs; "
+        "`mimesis-gym list` shows the others, e.g. abcd)",
+    )
     ev.add_argument(
         "--agent", help="agent aliases, comma-separated (default: tiny, scripted:baseline, scripted:random, oracle)"
     )
@@ -856,12 +890,18 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--seed", type=_int_at_least(0), help="seed of trial 0 (default 0)")
     ev.add_argument("--split", help="task split (default test)")
     ev.add_argument("--limit", type=_int_at_least(1), help="tasks per env")
-    ev.add_argument("--max-turns", type=_int_at_least(1))
+    ev.add_argument(
+        "--max-turns", type=_int_at_least(1), help="turn cap per episode (default 16; the embedded demo: 6)"
+    )
     ev.add_argument("--concurrency", type=_int_at_least(1), help="episodes in flight (default 8)")
     ev.add_argument("--agent-concurrency", type=_int_at_least(1))
     ev.add_argument("--user-concurrency", type=_int_at_least(1))
     ev.add_argument("--step-timeout", type=_float_in(0.0, open_low=True), help="seconds per env step (default 120)")
-    ev.add_argument("--agent-max-tokens", type=_int_at_least(1))
+    ev.add_argument(
+        "--agent-max-tokens",
+        type=_int_at_least(1),
+        help="agent token budget per turn (default 2048; the embedded demo: 64)",
+    )
     ev.add_argument("--temperature", type=_float_in(0.0, 2.0), help="agent temperature (default 0)")
     ev.add_argument("--role-max-tokens", type=_int_at_least(1), help="cap on every user/judge call's max_tokens")
     ev.add_argument("--user-failures", choices=["exclude", "include"], help="scoring mode (default exclude)")
@@ -878,7 +918,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--ray", dest="ray_address", metavar="ADDRESS",
         help="run the --workers as Ray actors on the cluster at ADDRESS (host:port or auto; extra `ray`)",
     )  # fmt: skip
-    ev.add_argument("--privileged", action="store_true", help="store thought records in the records")
+    ev.add_argument(
+        "--privileged",
+        action="store_true",
+        help="also record the roles' thoughts, the task's hidden data and per-turn role outputs",
+    )
     ev.add_argument("--env-arg", action="append", help="ENV.KEY=VALUE passed to that env (repeatable)")
     ev.add_argument(
         "--user-arg", action="append", help="KEY=VALUE for every HTTP user, e.g. timeout_s=30 or fail_fast=false"

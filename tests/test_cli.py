@@ -54,6 +54,15 @@ def test_unknown_env_names_the_known_ones(capsys):
     assert main(["play", "nope"]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert re.search(r"unknown env 'nope'; known: travel \(mimesis/TravelGym-v0\), turtle", line)
+    assert "abcd" in line and "telepathy-discrete" not in line  # a view env would be refused: not offered
+
+
+def test_an_unknown_flag_points_at_its_subcommands_help(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["eval", "--agents", "oracle"])
+    (line,) = capsys.readouterr().err.splitlines()
+    assert exit_.value.code == 2
+    assert line == "mimesis-gym eval: error: unrecognized arguments: --agents oracle (see mimesis-gym eval --help)"
 
 
 def test_check_passes_as_a_console_script():
@@ -86,8 +95,10 @@ def test_play_as_the_user_against_an_agent(monkeypatch, capsys):
 
 def test_list_agents(capsys):
     assert main(["list", "agents"]) == 0
-    out = capsys.readouterr().out
-    assert out.startswith("tiny") and "csd-agent" in out and "phanviethoang1512/Qwen3-8B-CSD-Agent" in out
+    header, *rows = capsys.readouterr().out.splitlines()
+    assert header.split() == ["alias", "label", "description"] and rows[0].startswith("tiny ")
+    assert any("csd-agent" in row and "phanviethoang1512/Qwen3-8B-CSD-Agent" in row for row in rows)
+    assert all(len(row.split()) >= 2 for row in rows)  # every alias is described
 
 
 def test_the_cli_lets_openmp_threads_sleep_unless_told_otherwise(monkeypatch, capsys):

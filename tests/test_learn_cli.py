@@ -26,6 +26,7 @@ def must_not_load():
         ),
         (GOOD.replace("mimesis_testing/", "no_such_module:mimesis_testing/"), "No module named 'no_such_module'"),
         (GOOD + "run: {total_steps: 0}\n", "run.total_steps: Input should be greater than or equal to 1"),
+        (GOOD + "run: {total_stepz: 2}\n", "run.total_stepz: unknown key (docs/algorithms.md lists the settings)"),
         (GOOD.replace("must_not_load", "no_such_factory"), "has no attribute 'no_such_factory'"),
         (
             GOOD + "algorithm: csd\ncsd: {coach: {kind: scripted}}\n",
@@ -54,7 +55,7 @@ def test_a_bad_file_in_each_format_and_a_missing_file(tmp_path, capsys):
         assert main(["train", "--config", str(tmp_path / name)]) == 2
         assert message in capsys.readouterr().err
     assert main(["train", "--config", str(tmp_path / "missing.yaml")]) == 2
-    assert "No such file" in capsys.readouterr().err
+    assert "missing.yaml' does not exist" in capsys.readouterr().err
 
 
 def test_the_command_line_shows_no_traceback(tmp_path):

@@ -361,7 +361,7 @@ def test_loopback_binds_without_flags(host):
         (["--host", "0.0.0.0", "--allow-remote"], "needs an auth token"),
         (["--token-env", "MIMESIS_TEST_UNSET_TOKEN"], "MIMESIS_TEST_UNSET_TOKEN: that environment variable is not set"),
         (["--user", "no-such-user"], "unknown user alias 'no-such-user'"),
-        (["--env-arg", "bogus=1"], "unexpected keyword argument 'bogus'"),
+        (["--env-arg", "bogus=1"], "mimesis/FunctionGym-v0 takes no 'bogus'; it takes correct_answer_reward"),
         (["--env-arg", "bogus"], "--env-arg wants KEY=VALUE"),
         (["--port", "70000"], "must be a port number"),
     ],

@@ -201,11 +201,20 @@ def test_report_from_scores_reads_a_byte_order_mark(tmp_path, capsys):
         (["--split", "nope"], "has no split 'nope'"),
         (["--split", "demo", "--task", "fn-nope"], "unknown task_id 'fn-nope'"),
         (["--user", "no-such-user"], "unknown user alias 'no-such-user'"),
+        (["--as", "user", "--user", "mimesis-9b"], "--user mimesis-9b has no effect with --as user"),
     ],
 )
 def test_play_with_an_unknown_split_task_or_user_is_a_usage_error(capsys, flags, message):
     assert main(["play", "function", *flags]) == 2
     assert message in one_line(capsys)
+
+
+def test_report_on_a_directory_that_is_not_a_run_is_a_usage_error(tmp_path, capsys):
+    assert main(["report", str(tmp_path / "missing")]) == 2
+    assert "missing does not exist; give the --out directory of a `mimesis-gym eval` run" in one_line(capsys)
+    assert main(["report", str(tmp_path)]) == 2
+    assert "is not an eval run directory (no run.json)" in one_line(capsys)
+    assert list(tmp_path.iterdir()) == []  # no lock file left behind
 
 
 def test_serve_user_without_vllm_fails(capsys):

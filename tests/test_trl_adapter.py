@@ -56,6 +56,7 @@ def tool_args(action: str | dict) -> dict:
         ({"env_id": "mimesis/TelepathyDiscrete-v0"}, "is not a conversation env"),
         ({"env_id": TELEPATHY, "max_episode_steps": 0}, "greater than or equal to 1"),
         ({"env_id": TELEPATHY, "surprise": 1}, "Extra inputs are not permitted"),
+        ({"env_id": TELEPATHY, "env_kwargs": {"splitt": "test"}}, "takes no 'splitt'; it takes .*split"),
     ],
 )
 def test_a_bad_recipe_fails_at_construction_with_the_fix(kwargs, message):
@@ -66,6 +67,15 @@ def test_a_bad_recipe_fails_at_construction_with_the_fix(kwargs, message):
 def test_an_unknown_user_alias_fails_when_the_factory_is_built():
     with pytest.raises(ValueError, match="no-such-user"):
         environment_factory(TELEPATHY, user="no-such-user")
+
+
+def test_a_recipe_takes_the_envs_own_and_gym_makes_keywords():
+    recipe = EnvRecipe(
+        env_id=TELEPATHY, env_kwargs={"split": "test", "disable_env_checker": False, "reward_profile": "train"}
+    )
+    env = recipe.make()
+    assert env.unwrapped.reward_profile == "train"
+    env.close()
 
 
 def test_a_module_prefixed_id_is_imported_first():

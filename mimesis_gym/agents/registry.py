@@ -14,7 +14,7 @@ from mimesis_gym.core.http import EndpointConfig, EndpointHints, check_base_url
 from mimesis_gym.users.builtin import BUILTIN_ALIASES, alias_env_key
 from mimesis_gym.users.registry import check_local_model_path, endpoint_hints, resolve_user
 
-__all__ = ["KNOWN_AGENTS", "RELEASED_AGENTS", "make_agent", "released_agent_endpoint"]
+__all__ = ["BUILTIN_AGENT_DESCRIPTIONS", "KNOWN_AGENTS", "RELEASED_AGENTS", "make_agent", "released_agent_endpoint"]
 
 RELEASED_AGENTS: dict[str, tuple[str, str]] = {
     "base-agent": ("phanviethoang1512/Qwen3-8B-Base-Agent", "Base"),
@@ -25,6 +25,17 @@ RELEASED_AGENTS: dict[str, tuple[str, str]] = {
 }
 """Released agents: hub id and table label; served by vLLM at
 ``$MIMESIS_AGENT_<KEY>_BASE_URL`` (default ``http://127.0.0.1:8100/v1``), served name = alias."""
+
+BUILTIN_AGENT_DESCRIPTIONS: dict[str, str] = {
+    "tiny": "the embedded SmolLM2-135M, in process",
+    "hf:<path>": "a local transformers model",
+    "openai:<model>[@<base_url>]": "an OpenAI-compatible endpoint, tool calls",
+    "scripted:noop": "always the same harmless move",
+    "scripted:baseline": "one fair scripted strategy per env",
+    "scripted:random[:<delay>]": "a random allowed move (the floor)",
+    "oracle": "the env's privileged oracle (the ceiling)",
+}
+"""What ``mimesis-gym list agents`` says of the aliases that are not released agents."""
 
 KNOWN_AGENTS = (
     "tiny",

@@ -101,8 +101,11 @@ def one_line(error: BaseException) -> str:
     from pydantic import ValidationError
 
     if isinstance(error, ValidationError):
+        unknown = "unknown key (docs/algorithms.md lists the settings)"
         return "; ".join(
-            f"{'.'.join(str(part) for part in item['loc']) or 'config'}: {item['msg']}" for item in error.errors()
+            f"{'.'.join(str(part) for part in item['loc']) or 'config'}: "
+            f"{unknown if item['type'] == 'extra_forbidden' else item['msg']}"
+            for item in error.errors()
         )
     return " ".join(str(error).split())
 

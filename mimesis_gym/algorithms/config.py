@@ -403,6 +403,8 @@ def parse_assignment(assignment: str) -> tuple[str, Any]:
 def read_config_file(path: str | Path) -> dict[str, Any]:
     """A mapping from a ``.json``, ``.yaml``/``.yml`` (PyYAML, installed with accelerate) or ``.toml`` file."""
     path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"config file {str(path)!r} {'is a directory' if path.is_dir() else 'does not exist'}")
     text = path.read_text(encoding="utf-8")
     suffix = path.suffix.lower()
     if suffix == ".json":

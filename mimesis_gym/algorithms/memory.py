@@ -168,9 +168,10 @@ paper's recipes plan memory on any machine."""
 def model_shape(policy: Any) -> ModelShape:
     """The shape of a ``"tiny"``, ``"hf:<path>"`` or path policy from its HF config (no weights read).
 
-    A hub id whose config cannot be fetched (offline, not cached) falls back to
-    :data:`KNOWN_ARCHITECTURES`. Raises ``ValueError`` when neither gives a config (an unknown id
-    without network, a path without ``config.json``).
+    A local path or a cached hub config is read first; an uncached hub id in
+    :data:`KNOWN_ARCHITECTURES` uses that shape without going to the network (offline, the hub
+    client's retries took about 27 s); any other id is fetched. Raises ``ValueError`` when nothing
+    gives a config (an unknown id without network, a path without ``config.json``).
     """
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM
@@ -178,10 +179,10 @@ def model_shape(policy: Any) -> ModelShape:
     from mimesis_gym.algorithms.policy import policy_path
 
     path = policy_path(policy)
+    known = KNOWN_ARCHITECTURES.get(str(path).lower())
     try:
-        config = AutoConfig.from_pretrained(path)
+        config = AutoConfig.from_pretrained(path, local_files_only=known is not None)
     except (OSError, ValueError) as error:
-        known = KNOWN_ARCHITECTURES.get(str(path).lower())
         if known is None:
             raise ValueError(f"cannot read the config of policy {policy!r}: {' '.join(str(error).split())}") from None
         fields = dict(known)

@@ -9,6 +9,7 @@ bookkeeping and the sync/async bridge. A subclass writes only the state machine 
 
 from __future__ import annotations
 
+import inspect
 import logging
 import uuid
 from collections.abc import Coroutine, Mapping
@@ -174,6 +175,21 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
         self._closed = False
 
     # ------------------------------------------------------------------ subclass hooks
+
+    @classmethod
+    def init_kwarg_names(cls) -> frozenset[str]:
+        """The keyword arguments the env's constructor accepts (its ``__init__`` and its bases' that it
+        forwards ``**kwargs`` to): what ``gym.make(env_id, **kwargs)`` may pass."""
+        names: set[str] = set()
+        for klass in cls.__mro__:
+            init = klass.__dict__.get("__init__")
+            if init is None:
+                continue
+            parameters = inspect.signature(init).parameters.values()
+            names |= {p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)} - {"self"}
+            if not any(p.kind is p.VAR_KEYWORD for p in parameters):
+                break
+        return frozenset(names)
 
     @classmethod
     def load_task_pack(cls, pack: str, data_dir: str | None) -> TaskPack[TaskT]:

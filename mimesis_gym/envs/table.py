@@ -135,11 +135,12 @@ class EnvTable:
         entry = self.get(short)
         return entry.title if entry is not None else short
 
-    def find(self, name: str) -> EnvEntry:
+    def find(self, name: str, *, listed_kind: str | None = None) -> EnvEntry:
         """The entry of an id or short name (case-insensitive), or of a Gymnasium-registered
         :class:`ConversationEnv` id outside the table (short name: the class's ``env_name``).
 
-        Raises ``ValueError`` naming the known envs.
+        Raises ``ValueError`` naming the known envs (those of ``listed_kind`` when given, e.g.
+        ``"conversation"`` where a view env would be refused anyway).
         """
         for entry in self:
             if name == entry.id or name.lower() == entry.short:
@@ -148,7 +149,7 @@ class EnvTable:
             outside = self._outside_entry(name)
             if outside is not None:
                 return outside
-        known = ", ".join(f"{entry.short} ({entry.id})" for entry in self)
+        known = ", ".join(f"{entry.short} ({entry.id})" for entry in self if listed_kind in (None, entry.kind))
         raise ValueError(f"unknown env {name!r}; known: {known}")
 
     def _outside_entry(self, env_id: str) -> EnvEntry | None:

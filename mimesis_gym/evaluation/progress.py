@@ -28,9 +28,10 @@ class EpisodeProgress(Protocol):
 
 def episode_line(record: EpisodeRecord, done: int, total: int) -> str:
     """One finished episode as a log line, e.g. ``episode 3/16: turtle task turtle-0065 · agent oracle · …``."""
+    turns = f"{record.n_turns} turn{'' if record.n_turns == 1 else 's'}"
     return (
         f"episode {done}/{total}: {record.env} task {record.task_id} · agent {record.agent} · user {record.user}"
-        f" · {record.status} · score {record.episode_score:.3f} · {record.n_turns} turns · {record.duration_s:.1f} s"
+        f" · {record.status} · score {record.episode_score:.3f} · {turns} · {record.duration_s:.1f} s"
     )
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import hashlib
-import inspect
 import json
 import logging
 import os
@@ -143,7 +142,7 @@ class WorkUnit(BaseModel):
 def _playable(name: str) -> EnvEntry:
     """The env-table entry of ``name``; ``ConfigurationError`` for an unknown name or a view env."""
     try:
-        entry = ENV_TABLE.find(name)
+        entry = ENV_TABLE.find(name, listed_kind="conversation")
     except ValueError as error:
         raise ConfigurationError(str(error)) from None
     if entry.kind != "conversation":
@@ -158,20 +157,6 @@ RUNNER_ENV_KWARGS = frozenset({"user", "judge", "user_kwargs", "privileged", "ro
 """Env kwargs the runner sets from its own flags; ``env_args`` may not set them."""
 
 
-def env_kwarg_names(entry: EnvEntry) -> set[str]:
-    """Keyword arguments the env class of ``entry`` accepts (its ``__init__`` and its bases')."""
-    names: set[str] = set()
-    for klass in entry.env_class().__mro__:
-        init = klass.__dict__.get("__init__")
-        if init is None:
-            continue
-        parameters = inspect.signature(init).parameters.values()
-        names |= {p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)} - {"self"}
-        if not any(p.kind is p.VAR_KEYWORD for p in parameters):
-            break
-    return names
-
-
 def check_env_args(config: EvalConfig) -> None:
     """``ConfigurationError`` for ``env_args`` naming an env outside the run or a key its env does not take."""
     planned = {entry.short: entry for entry in map(_playable, config.envs)}
@@ -184,7 +169,7 @@ def check_env_args(config: EvalConfig) -> None:
                 f"--env-arg {env}.{reserved[0]}: set by the runner from its own flags (--users, --judge, "
                 "--user-arg, --privileged, --role-max-tokens)"
             )
-        accepted = env_kwarg_names(planned[env])
+        accepted = planned[env].env_class().init_kwarg_names()
         unknown = sorted(set(kwargs) - accepted)
         if unknown:
             raise ConfigurationError(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 from typing import Any
 
 import gymnasium as gym
@@ -25,6 +26,9 @@ from mimesis_gym.core.errors import ConfigurationError, MimesisGymError
 __all__ = ["EnvRecipe", "EpisodeOverError", "ToolEpisode", "tool_schema"]
 
 TOOL_NAME = "interact_with_env"
+
+GYM_MAKE_KWARGS = frozenset(name for name in inspect.signature(gym.make).parameters if name not in {"id", "kwargs"})
+"""The keywords ``gym.make`` takes itself (``max_episode_steps``, ``disable_env_checker``)."""
 
 
 class EpisodeOverError(MimesisGymError, RuntimeError):
@@ -86,6 +90,13 @@ class EnvRecipe(BaseModel):
             raise ConfigurationError(
                 f"{self.env_id!r} is not a conversation env (its entry point is {entry_point!r}); "
                 "the adapters drive ConversationEnv subclasses through interact_with_env"
+            )
+        accepted = entry_point.init_kwarg_names() | GYM_MAKE_KWARGS
+        unknown = sorted(set(self.env_kwargs) - accepted)
+        if unknown:
+            raise ConfigurationError(
+                f"{self.env_id} takes no {unknown[0]!r}; it takes "
+                f"{', '.join(sorted(accepted - {'user', 'privileged'}))}"
             )
         return self
 
