@@ -22,7 +22,7 @@ the env called in process with that same wrapper stack: the cost of the adapter'
 
 The runs alternate (in-process, adapter, in-process, …) and the median of ``--repeats`` runs of
 each is compared, so a busy machine slows both alike. Prints steps/s and the ratio
-in-process / adapter (the goal: at most 1.1). Rows for other engines join as their adapters land.
+in-process / adapter (the goal: at most 1.1).
 
     python benchmarks/integration_overhead.py [--env mimesis/FunctionGym-v0|ID,ID|all] [--steps 1000] [--repeats 15]
 

@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 import gymnasium as gym
 
 import mimesis_gym
-from mimesis_gym.core.errors import ConfigurationError, MimesisGymError
+from mimesis_gym.core.errors import ConfigurationError, MimesisGymError, validation_problems
 from mimesis_gym.envs import ENV_IDS, ENV_TABLE, EnvEntry
 
 __all__ = ["EXIT_ALL_USER_FAILURES", "EXIT_RUN_ERRORS", "EXIT_USAGE", "UsageError", "main"]
@@ -379,19 +379,6 @@ def _given_settings(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _problems(error: Any) -> str:
-    """A pydantic ``ValidationError`` as one line: ``field: message; …`` (a model-level error: the message),
-    without pydantic's "Value error, " prefixes (repeated when one model validates another)."""
-    problems = []
-    for item in error.errors():
-        message = str(item["msg"])
-        while message.startswith("Value error, "):
-            message = message.removeprefix("Value error, ")
-        where = ".".join(str(part) for part in item["loc"])
-        problems.append(f"{where}: {message}" if where else message)
-    return "; ".join(problems)
-
-
 def _seed_list(text: str) -> list[int]:
     """``--seeds``: comma-separated integers >= 0."""
     parts = [part.strip() for part in text.split(",") if part.strip()]
@@ -445,7 +432,7 @@ def eval_config(args: argparse.Namespace, out: Any) -> Any:
             settings["limit"] = 2
         config = EvalConfig(**settings)
     except ValidationError as error:
-        _usage(_problems(error))
+        _usage(validation_problems(error))
     if demo:
         print(
             f"embedded defaults: agents {', '.join(config.agents)}, {config.limit} tasks per env, agent max_tokens "
@@ -709,7 +696,7 @@ def _cmd_users_report(args: argparse.Namespace) -> int:
     try:
         config = UsersReportConfig(users=_names(args.users), **settings)
     except ValidationError as error:
-        _usage(_problems(error))
+        _usage(validation_problems(error))
     _check_out_dir(out)
     try:
         report = run_users_report(
@@ -762,8 +749,8 @@ def _cmd_serve_env(args: argparse.Namespace) -> int:
             idle_timeout_s=args.idle_timeout or None,
         )
     except ValidationError as error:
-        _usage(_problems(error))
-    except TypeError as error:  # gym.make with a keyword the env does not take
+        _usage(validation_problems(error))
+    except TypeError as error:  # a keyword value of a type the env cannot take
         _usage(f"{env_id}: {error}")
     return 0
 
@@ -813,7 +800,7 @@ def _cmd_verl_data(args: argparse.Namespace) -> int:
             reward=args.reward,
         )
     except ValidationError as error:
-        _usage(_problems(error))
+        _usage(validation_problems(error))
     out = Path(args.out)
     _check_out_dir(out)
     schema = None

@@ -115,3 +115,35 @@ def test_the_cli_lets_openmp_threads_sleep_unless_told_otherwise(monkeypatch, ca
     main(["serve-user", "tiny", "--print"])  # the vLLM it starts binds its own threads
     assert OPENMP_WAIT_VARIABLE not in os.environ
     capsys.readouterr()
+
+
+def test_validation_problems_read_as_one_line_for_a_person():
+    from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+    from mimesis_gym.core.errors import validation_problems
+
+    class Inner(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        size: int = 1
+
+        @model_validator(mode="after")
+        def _small(self) -> "Inner":
+            if self.size > 3:
+                raise ValueError("size must be at most 3")
+            return self
+
+    class Outer(BaseModel):
+        @model_validator(mode="after")
+        def _inner(self) -> "Outer":
+            try:
+                Inner(size=5)
+            except ValidationError as error:
+                raise ValueError(validation_problems(error)) from None
+            return self
+
+    with pytest.raises(ValidationError) as nested:
+        Outer()
+    assert validation_problems(nested.value) == "size must be at most 3"  # no "Value error, " left
+    with pytest.raises(ValidationError) as extra:
+        Inner(colour="red")
+    assert validation_problems(extra.value) == "colour: unknown key"

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from mimesis_gym.algorithms.config import TrainerConfig, parse_assignment, read_config_file
+from mimesis_gym.core.errors import validation_problems
 
 __all__ = ["JOB_KEYS", "build_job", "check_env_ids", "check_job", "dry_run_plan", "one_line", "train_main"]
 
@@ -101,12 +102,7 @@ def one_line(error: BaseException) -> str:
     from pydantic import ValidationError
 
     if isinstance(error, ValidationError):
-        unknown = "unknown key (docs/algorithms.md lists the settings)"
-        return "; ".join(
-            f"{'.'.join(str(part) for part in item['loc']) or 'config'}: "
-            f"{unknown if item['type'] == 'extra_forbidden' else item['msg']}"
-            for item in error.errors()
-        )
+        return validation_problems(error)
     return " ".join(str(error).split())
 
 

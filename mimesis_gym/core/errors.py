@@ -18,6 +18,8 @@ Every message names the alias, the URL and model, the cause and the fix.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "AgentUnavailableError",
     "ConfigurationError",
@@ -25,6 +27,7 @@ __all__ = [
     "MimesisGymError",
     "UserUnavailableError",
     "unavailable_from_dict",
+    "validation_problems",
 ]
 
 
@@ -89,3 +92,17 @@ class AgentUnavailableError(EndpointUnavailableError):
     """The endpoint behind an agent alias cannot be used."""
 
     party = "agent"
+
+
+def validation_problems(error: Any) -> str:
+    """A pydantic ``ValidationError`` as one line for a person: ``field: message; …`` (a model-level
+    error: its message alone), without pydantic's "Value error, " prefixes (repeated when one model
+    validates another), and "unknown key" for a key the model does not have."""
+    problems = []
+    for item in error.errors():
+        message = "unknown key" if item["type"] == "extra_forbidden" else str(item["msg"])
+        while message.startswith("Value error, "):
+            message = message.removeprefix("Value error, ")
+        where = ".".join(str(part) for part in item["loc"])
+        problems.append(f"{where}: {message}" if where else message)
+    return "; ".join(problems)

@@ -30,7 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from mimesis_gym.core.actions import ACTION_KINDS
-from mimesis_gym.core.errors import ConfigurationError
+from mimesis_gym.core.errors import ConfigurationError, validation_problems
 from mimesis_gym.integrations.episode import TOOL_NAME, EnvRecipe, ToolEpisode
 
 __all__ = [
@@ -88,7 +88,7 @@ class ToolSettings(BaseModel):
             try:
                 self.recipe(env_id)
             except ValidationError as error:
-                raise ConfigurationError("; ".join(item["msg"] for item in error.errors())) from None
+                raise ConfigurationError(validation_problems(error)) from None
         return self
 
     @property
