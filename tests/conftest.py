@@ -7,6 +7,22 @@ import pytest
 import mimesis_gym  # noqa: F401  (registers the env ids)
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+KERNEL_VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS", "ONEDNN_MAX_CPU_ISA", "OMP_NUM_THREADS")
+
+
+def pytest_report_header(config) -> str:
+    """The kernel path and thread count this run uses (``make test-portable`` forces both; docs/testing.md)."""
+    import os
+
+    forced = [f"{name}={os.environ[name]}" for name in KERNEL_VARIABLES if name in os.environ]
+    try:
+        import torch
+    except ImportError:
+        return "torch: not installed"
+    capability = torch.backends.cpu.get_cpu_capability()
+    return f"torch {torch.__version__}: CPU kernels {capability}, {torch.get_num_threads()} thread(s); " + (
+        "forced: " + " ".join(forced) if forced else "nothing forced"
+    )
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
-"""Test fixtures of the learners: KeywordEcho, its scripted coach, a tiny random model.
+"""Test fixtures of the learners: KeywordEcho, its scripted coach, a tiny random model, recorded rollouts.
 
-See docs/algorithms.md, "KeywordEcho and the tiny model".
+See docs/algorithms.md, "KeywordEcho and the tiny model", and docs/testing.md, "Learner golden tests".
 
 Importing this module registers ``mimesis_testing/KeywordEcho-v0`` (``max_episode_steps=3``);
 ``gym.make("mimesis_gym.algorithms.testing:mimesis_testing/KeywordEcho-v0")`` works without the
@@ -10,12 +10,14 @@ import. torch and transformers are imported inside :func:`tiny_random_model` onl
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
 
 import gymnasium as gym
 
+from mimesis_gym.algorithms.records import Episode
 from mimesis_gym.core.actions import ParsedAction
 from mimesis_gym.core.conventions import split_thought
 from mimesis_gym.core.env import ConversationEnv, StepOutcome
@@ -27,6 +29,9 @@ __all__ = [
     "TEST_KEYWORDS",
     "TRAIN_KEYWORDS",
     "KeywordEchoEnv",
+    "RecordingCollector",
+    "ReplayCollector",
+    "ReplayMismatchError",
     "keyword_echo_coach",
     "register",
     "tiny_random_model",
@@ -260,3 +265,63 @@ def tiny_random_model(seed: int = 0, *, stop_logit: float = 1.25) -> tuple[Any, 
     model.generation_config.eos_token_id = stop
     model.eval()
     return model, tokenizer
+
+
+class RecordingCollector:
+    """A trainer's collector that keeps a JSON copy of the episodes of every ``collect`` call.
+
+    Wrap the trainer's own: ``trainer.collector = RecordingCollector(trainer.collector)``; after the steps,
+    :attr:`calls` holds, per call, the episodes as they left the collector (privileged fields included,
+    before the trainer filled its old log-probs, advantages or notes), ready for :class:`ReplayCollector`.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.calls: list[list[dict[str, Any]]] = []
+
+    def collect(self, requests: Sequence[Any], **kwargs: Any) -> list[Episode]:
+        episodes = self.inner.collect(requests, **kwargs)
+        self.calls.append([episode.model_dump(mode="json") for episode in episodes])
+        return episodes
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class ReplayMismatchError(AssertionError):
+    """The trainer asked a :class:`ReplayCollector` for episodes other than the recorded ones."""
+
+
+class ReplayCollector:
+    """A trainer's collector that answers each ``collect`` call with recorded episodes, sampling nothing.
+
+    ``calls`` are :attr:`RecordingCollector.calls`. What the trainer computes from replayed episodes
+    (old log-probs, advantages, losses, the update) depends on the episodes' token ids, masks, spans,
+    rewards and sampler log-probs and on the weights only, never on a sampler, so it is the same on any
+    processor up to floating-point rounding. The trainer must ask for the recorded episodes in the
+    recorded order (rollout id, env, task and reset seed of each request; skipped tasks left out):
+    anything else raises :class:`ReplayMismatchError`, so a change in task scheduling is caught.
+    """
+
+    def __init__(self, calls: Sequence[Sequence[dict[str, Any]]]) -> None:
+        self.calls = [list(call) for call in calls]
+        self.position = 0
+
+    def collect(self, requests: Sequence[Any], **kwargs: Any) -> list[Episode]:
+        if self.position >= len(self.calls):
+            raise ReplayMismatchError(f"collect call {self.position + 1}: only {len(self.calls)} were recorded")
+        recorded = [Episode.model_validate(data) for data in self.calls[self.position]]
+        self.position += 1
+        asked = {r.rollout_id: (r.env_id, r.task_id, r.seed, r.group_id) for r in requests}
+        order = [r.rollout_id for r in requests]
+        for episode in recorded:
+            key = (episode.env_id, episode.task_id, episode.seed, episode.group_id)
+            if asked.get(episode.rollout_id) != key:
+                raise ReplayMismatchError(
+                    f"collect call {self.position}: recorded episode {episode.rollout_id} {key} was not "
+                    f"requested as such (asked: {asked.get(episode.rollout_id)})"
+                )
+        positions = [order.index(episode.rollout_id) for episode in recorded]
+        if positions != sorted(positions):
+            raise ReplayMismatchError(f"collect call {self.position}: the recorded episodes are out of request order")
+        return recorded
