@@ -934,7 +934,13 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--weights", help="Avg weights, e.g. travel=471,turtle=48,… (default: upstream test counts)")
     report.set_defaults(run=_cmd_report)
 
-    view = commands.add_parser("view", help="serve a run's report.html on 127.0.0.1 (for an SSH tunnel)")
+    view = commands.add_parser(
+        "view",
+        help="serve a run's report.html on 127.0.0.1 (for an SSH tunnel)",
+        description="Serve RUN_DIR/report.html over HTTP (only that page). It answers only requests whose Host "
+        "header is localhost, 127.0.0.1 or [::1] (any port) or the --host it listens on (any IP address "
+        "on 0.0.0.0/::); other names get 403, so a DNS-rebinding web page cannot read the run.",
+    )
     view.add_argument("run_dir", metavar="RUN_DIR", help="a directory holding report.html (eval or report wrote it)")
     view.add_argument("--port", type=_port, default=8765, help="port (default 8765; 0: any free port)")
     view.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
