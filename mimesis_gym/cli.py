@@ -747,6 +747,7 @@ def _cmd_serve_env(args: argparse.Namespace) -> int:
             token=token,
             max_sessions=args.max_sessions,
             idle_timeout_s=args.idle_timeout or None,
+            allowed_origins=args.allow_origin or (),
         )
     except ValidationError as error:
         _usage(validation_problems(error))
@@ -770,6 +771,14 @@ def _add_serve_env(commands: Any) -> None:
     )
     serve_env.add_argument(
         "--token-env", metavar="VAR", help="environment variable holding the bearer token every client must send"
+    )
+    serve_env.add_argument(
+        "--allow-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="also serve web pages from ORIGIN (scheme://host[:port]; repeatable or comma-separated). By default a "
+        "request with an Origin header (a browser's) is refused unless its host is localhost, 127.0.0.1, [::1] or "
+        "--host; clients without one (OpenEnv's Python client) are not affected",
     )
     serve_env.add_argument("--max-sessions", type=_int_at_least(1), default=64, help="concurrent sessions (default 64)")
     serve_env.add_argument(
