@@ -747,6 +747,7 @@ def _cmd_serve_env(args: argparse.Namespace) -> int:
             token=token,
             max_sessions=args.max_sessions,
             idle_timeout_s=args.idle_timeout or None,
+            allowed_origins=args.allow_origin or (),
         )
     except ValidationError as error:
         _usage(validation_problems(error))
@@ -770,6 +771,14 @@ def _add_serve_env(commands: Any) -> None:
     )
     serve_env.add_argument(
         "--token-env", metavar="VAR", help="environment variable holding the bearer token every client must send"
+    )
+    serve_env.add_argument(
+        "--allow-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="also serve web pages from ORIGIN (scheme://host[:port]; repeatable or comma-separated). By default a "
+        "request with an Origin header (a browser's) is refused unless its host is localhost, 127.0.0.1, [::1] or "
+        "--host; clients without one (OpenEnv's Python client) are not affected",
     )
     serve_env.add_argument("--max-sessions", type=_int_at_least(1), default=64, help="concurrent sessions (default 64)")
     serve_env.add_argument(
@@ -934,7 +943,13 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--weights", help="Avg weights, e.g. travel=471,turtle=48,… (default: upstream test counts)")
     report.set_defaults(run=_cmd_report)
 
-    view = commands.add_parser("view", help="serve a run's report.html on 127.0.0.1 (for an SSH tunnel)")
+    view = commands.add_parser(
+        "view",
+        help="serve a run's report.html on 127.0.0.1 (for an SSH tunnel)",
+        description="Serve RUN_DIR/report.html over HTTP (only that page). It answers only requests whose Host "
+        "header is localhost, 127.0.0.1 or [::1] (any port) or the --host it listens on (any IP address "
+        "on 0.0.0.0/::); other names get 403, so a DNS-rebinding web page cannot read the run.",
+    )
     view.add_argument("run_dir", metavar="RUN_DIR", help="a directory holding report.html (eval or report wrote it)")
     view.add_argument("--port", type=_port, default=8765, help="port (default 8765; 0: any free port)")
     view.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")

@@ -30,6 +30,7 @@ import requests
 import uvicorn
 from openenv.core import GenericEnvClient
 from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import InvalidStatus
 
 import mimesis_gym  # noqa: F401
 from mimesis_gym.cli import main as cli_main
@@ -37,7 +38,7 @@ from mimesis_gym.core.actions import ParsedAction, parse_action
 from mimesis_gym.core.errors import ConfigurationError
 from mimesis_gym.integrations.episode import EnvRecipe
 from mimesis_gym.integrations.openenv import PUBLIC_INFO_KEYS, MimesisAction, MimesisEnvClient
-from mimesis_gym.integrations.openenv_server import bind_socket, build_app, check_bind
+from mimesis_gym.integrations.openenv_server import bind_socket, build_app, check_bind, normalize_origin
 from tests.support.chat_models import ScriptedChatModel
 
 FUNCTION = "mimesis/FunctionGym-v0"
@@ -272,6 +273,15 @@ def test_malformed_messages_get_error_replies_and_the_server_keeps_serving(funct
         (json.dumps({"type": "step", "data": {"text": "x", "choice": "a", "content": "b"}}), "VALIDATION_ERROR", ""),
         (json.dumps({"type": "step", "data": {"text": "x", "reward": 1}}), "VALIDATION_ERROR", ""),
         (json.dumps({"type": "step"}), "VALIDATION_ERROR", ""),
+        (
+            "[1, 2]",
+            "INVALID_JSON",
+            "expected a JSON object with a 'type' (reset, step, state, close) as text; got an array",
+        ),
+        ('"x"', "INVALID_JSON", "got a string"),
+        ("7", "INVALID_JSON", "got a number"),
+        (" null", "INVALID_JSON", "got null"),
+        (b'{"type": "reset"}', "INVALID_JSON", "got a binary frame"),
     ]
 
     async def talk() -> None:
@@ -281,6 +291,7 @@ def test_malformed_messages_get_error_replies_and_the_server_keeps_serving(funct
                 reply = json.loads(await asyncio.wait_for(ws.recv(), 10))
                 assert (reply["type"], reply["data"]["code"]) == ("error", code), message
                 assert text in reply["data"]["message"], (message, reply)
+                assert "attribute" not in reply["data"]["message"], reply  # no Python internals
             await ws.send(json.dumps({"type": "reset", "data": {"seed": 0}}))
             reply = json.loads(await ws.recv())
             assert reply["type"] == "observation", reply
@@ -291,6 +302,23 @@ def test_malformed_messages_get_error_replies_and_the_server_keeps_serving(funct
     asyncio.run(talk())
     assert requests.get(f"{base_url}/health", timeout=5).json() == {"status": "healthy"}
     wait_for_sessions(base_url, 0, within_s=5)
+
+
+def test_mcp_frames_that_are_not_json_objects_get_json_rpc_errors(function_server):
+    base_url, _ = function_server
+
+    async def talk() -> list[dict]:
+        async with ws_connect(f"{base_url.replace('http', 'ws')}/mcp") as ws:
+            replies = []
+            for frame in ("[1, 2]", b"\x00\x01", json.dumps({"jsonrpc": "2.0", "method": "tools/list", "id": 1})):
+                await ws.send(frame)
+                replies.append(json.loads(await asyncio.wait_for(ws.recv(), 10)))
+            return replies
+
+    array, binary, listed = asyncio.run(talk())
+    assert array["error"]["code"] == binary["error"]["code"] == -32600
+    assert array["error"]["message"].endswith("got an array") and binary["error"]["message"].endswith("binary frame")
+    assert listed["id"] == 1  # the connection still answers
 
 
 def test_sessions_beyond_the_cap_are_refused_with_an_error():
@@ -335,6 +363,62 @@ def test_with_a_token_every_request_and_handshake_needs_it():
             assert client.reset(seed=0).observation.info["turn"] == 0
 
 
+async def open_session(base_url: str, origin: str | None) -> str:
+    """A WebSocket handshake with ``Origin: origin`` (none: no header) and a reset; the reply's type."""
+    async with ws_connect(f"{base_url.replace('http', 'ws')}/ws", origin=origin, open_timeout=10) as ws:
+        await ws.send(json.dumps({"type": "reset", "data": {"seed": 0}}))
+        return json.loads(await asyncio.wait_for(ws.recv(), 10))["type"]
+
+
+def refused(base_url: str, origin: str) -> bool:
+    """Whether a WebSocket handshake from ``origin`` is refused with 403."""
+    try:
+        asyncio.run(open_session(base_url, origin))
+    except InvalidStatus as error:
+        return error.response.status_code == 403
+    return False
+
+
+def test_web_pages_of_other_origins_are_refused(caplog):
+    app, server = build_app(EnvRecipe(env_id=FUNCTION))
+    with running(app) as base_url:
+        port = base_url.rsplit(":", 1)[1]
+        for origin in ("http://evil.example", f"http://evil.example:{port}", "null", "http://10.0.0.7", "file://"):
+            assert refused(base_url, origin), origin
+            response = requests.get(f"{base_url}/health", headers={"Origin": origin}, timeout=5)
+            assert response.status_code == 403 and "--allow-origin" in response.json()["detail"]
+        posted = requests.post(f"{base_url}/mcp", data="{}", headers={"Origin": "http://evil.example"}, timeout=5)
+        assert posted.status_code == 403
+        assert server.active_sessions == 0  # a refused handshake never made an env
+        assert "refused a request from the web page origin 'http://evil.example'" in caplog.text
+        for origin in (None, base_url, f"http://localhost:{port}", "http://localhost:5173", "https://[::1]"):
+            assert asyncio.run(open_session(base_url, origin)) == "observation", origin
+        assert requests.get(f"{base_url}/health", headers={"Origin": base_url}, timeout=5).status_code == 200
+        with MimesisEnvClient(base_url).sync() as client:  # OpenEnv's client sends no Origin
+            assert client.reset(seed=0).observation.info["turn"] == 0
+
+
+def test_allow_origin_widens_to_exactly_the_origins_named():
+    app, _ = build_app(
+        EnvRecipe(env_id=FUNCTION), allowed_origins=["https://Notebook.example:8443, http://tools.example"]
+    )
+    with running(app) as base_url:
+        for origin in ("https://notebook.example:8443", "http://tools.example", "http://tools.example:80"):
+            assert asyncio.run(open_session(base_url, origin)) == "observation", origin
+        for origin in ("https://notebook.example", "http://notebook.example:8443", "https://tools.example"):
+            assert refused(base_url, origin), origin
+
+
+@pytest.mark.parametrize(
+    ("text", "origin"),
+    [("http://LocalHost:3000", "http://localhost:3000"), ("https://a.example:443/", "https://a.example"),
+     ("http://[::1]:80", "http://[::1]"), ("null", None), ("localhost:3000", None), ("http://a.example/path", None),
+     ("http://u@a.example", None), ("ftp://a.example", None)],
+)  # fmt: skip
+def test_normalize_origin(text, origin):
+    assert normalize_origin(text) == origin
+
+
 @pytest.mark.parametrize(
     ("host", "allow_remote", "token", "message"),
     [
@@ -364,6 +448,7 @@ def test_loopback_binds_without_flags(host):
         (["--env-arg", "bogus=1"], "mimesis/FunctionGym-v0 takes no 'bogus'; it takes correct_answer_reward"),
         (["--env-arg", "bogus"], "--env-arg wants KEY=VALUE"),
         (["--port", "70000"], "must be a port number"),
+        (["--allow-origin", "http://ok.example,localhost:3000"], "--allow-origin 'localhost:3000' is not a web origin"),
     ],
 )
 def test_cli_user_errors_are_one_line_and_exit_2(argv, message, capsys, monkeypatch):
@@ -420,6 +505,27 @@ def test_the_cli_serves_with_a_token_it_never_prints():
         out, err = process.communicate(timeout=15)
     assert process.returncode == 0, err
     assert token not in line + out + err
+
+
+def test_the_cli_refuses_foreign_origins_unless_allowed():
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mimesis_gym.cli", "serve-env", "function", "--port", "0",
+         "--allow-origin", "http://a.example,http://b.example:8080", "--allow-origin", "https://c.example"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        line = process.stderr.readline()
+        match = re.search(r"ws://127\.0\.0\.1:(\d+)", line)
+        assert match, line
+        base_url = f"http://127.0.0.1:{match.group(1)}"
+        assert refused(base_url, "http://evil.example")
+        for origin in (None, base_url, "http://a.example", "http://b.example:8080", "https://c.example"):
+            assert asyncio.run(open_session(base_url, origin)) == "observation", origin
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=15)
+    assert process.returncode == 0 and "Traceback" not in err, err
+    assert "refused a request from the web page origin 'http://evil.example'" in err
 
 
 def test_the_example_plays_an_episode_to_the_right_answer():

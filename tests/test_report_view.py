@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -12,7 +14,7 @@ import httpx
 import pytest
 
 from mimesis_gym.cli import main
-from mimesis_gym.evaluation.report_server import is_loopback_host, make_report_server
+from mimesis_gym.evaluation.report_server import authority_host, is_loopback_host, make_report_server
 from mimesis_gym.evaluation.rundir import RunLock
 from tests.support.synthetic_runs import synthetic_records, write_run
 
@@ -56,6 +58,79 @@ def test_sigterm_ends_view_cleanly_too(run_dir):
     child.send_signal(signal.SIGTERM)
     _, err = child.communicate(timeout=30)
     assert child.returncode == 0 and "Traceback" not in err
+
+
+def test_view_answers_only_loopback_host_names(run_dir):
+    child, url = start_view(run_dir)
+    port = url.rsplit(":", 1)[1].strip("/")
+    try:
+        for host in ("evil.example", f"evil.example:{port}", f"rebind.attacker.test:{port}", f"10.0.0.1:{port}"):
+            refused = httpx.get(url, headers={"Host": host}, timeout=10)
+            assert refused.status_code == 403 and "unknown Host" in refused.text, host
+            assert "episodes" not in refused.text
+            assert httpx.head(url, headers={"Host": host}, timeout=10).status_code == 403, host
+        for host in ("localhost", f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}", "LOCALHOST"):
+            page = httpx.get(url, headers={"Host": host}, timeout=10)
+            assert page.status_code == 200 and page.content == (run_dir / "report.html").read_bytes(), host
+    finally:
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=30)
+    assert child.returncode == 0 and "Traceback" not in err
+
+
+def serving(server):
+    """Serve ``server`` in a thread whose handler threads ``server_close`` joins (the test waits for them)."""
+    server.daemon_threads = False
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    return thread
+
+
+def stop(server, thread):
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=30)
+
+
+def test_a_wildcard_bind_answers_ip_addresses_but_no_other_names(run_dir):
+    server = make_report_server(run_dir, "0.0.0.0", 0, allow_remote=True)
+    thread = serving(server)
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        assert httpx.get(url, headers={"Host": "192.168.1.10:8765"}, timeout=10).status_code == 200
+        assert httpx.get(url, headers={"Host": "my-box.example:8765"}, timeout=10).status_code == 403
+    finally:
+        stop(server, thread)
+
+
+@pytest.mark.parametrize(
+    ("authority", "host"),
+    [("localhost", "localhost"), ("LocalHost:8765", "localhost"), ("[::1]:8765", "::1"), ("127.0.0.1:", "127.0.0.1"),
+     ("::1", None), ("evil.example:80@localhost", None), ("localhost/x", None), ("", None), ("a b", None)],
+)  # fmt: skip
+def test_authority_host(authority, host):
+    assert authority_host(authority) == host
+
+
+def test_clients_leaving_mid_download_are_not_tracebacks(tmp_path, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "report.html").write_bytes(b"<p>" + b"x" * (32 << 20))  # far more than the socket buffers hold
+    server = make_report_server(run, port=0)
+    thread = serving(server)
+    try:
+        for _ in range(2):
+            client = socket.socket()
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            client.connect(server.server_address[:2])
+            client.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert client.recv(16).startswith(b"HTTP/1.")  # the page is on its way
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            client.close()  # a reset, as a closed tab or a dropped tunnel gives
+    finally:
+        stop(server, thread)  # joins the handler threads: their errors, if any, are printed by now
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "Error" not in err, err
 
 
 def test_a_rewritten_report_shows_on_reload(run_dir, tmp_path):

@@ -13,7 +13,7 @@ from mimesis_gym.cli import main
 from mimesis_gym.evaluation.rundir import config_fingerprint
 from mimesis_gym.evaluation.store import ResultsStore
 from mimesis_gym.users.serve import free_port
-from tests.support.fault_server import wait_until
+from tests.support.fault_server import FaultServer, wait_until
 
 BASE = ["eval", "--envs", "function", "--agent", "oracle", "--limit", "1", "--max-turns", "2", "--no-progress"]
 
@@ -266,6 +266,28 @@ def test_ctrl_c_while_the_summary_is_written_leaves_a_resumable_run(tmp_path):
     assert meta["status"] in ("complete", "interrupted")
     assert (out / "summary.md").exists()
     assert main(["eval", "--resume", "--out", str(out), "--no-progress"]) == 0
+
+
+def test_sigterm_while_the_user_is_retried_prints_one_line_and_no_traceback(tmp_path):
+    server = FaultServer()
+    server.script(*["status:503"] * 200)  # every user call fails and is retried (Retry-After: 1)
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "mimesis_gym.cli", "eval", "--envs", "intention", "--agent", "oracle",
+               "--users", f"openai:fault-model@{server.base_url}", "--limit", "2", "--max-turns", "2",
+               "--out", str(out), "--no-progress", "--no-preflight", "--drain-timeout", "0"]  # fmt: skip
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "OPENAI_API_KEY": "test-key"})  # fmt: skip
+    try:
+        assert wait_until(lambda: len(server.requests) >= 2, timeout=120)  # the episodes are in their retries
+        child.send_signal(signal.SIGTERM)
+        _, err = child.communicate(timeout=120)
+    finally:
+        child.kill()
+        server.close()
+    assert child.returncode == 143
+    assert "Traceback" not in err and "never retrieved" not in err, err
+    assert err.count("interrupted; resume with:") == 1
+    assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
 
 
 def test_ray_address_without_a_cluster_fails_fast(tmp_path, capsys):

@@ -5,13 +5,21 @@ For a run on a remote machine: ``view`` listens on 127.0.0.1 and the reader open
 read afresh at each request so that a rewritten report shows on reload; every other path is 404,
 so the records and ``run.json`` beside it are not exposed. A host that is not a loopback address
 is refused unless ``allow_remote`` is set (anyone who can reach the port can then read the run).
+
+Requests are answered only when their ``Host`` header names this server (:func:`is_served_host`):
+a loopback name (``localhost``, ``127.0.0.1``, ``[::1]``, any port), or the ``--host`` it was bound
+to (on a wildcard address, any IP literal). Any other name gets 403: a web page whose domain was
+re-pointed at 127.0.0.1 (DNS rebinding) sends its own domain as ``Host`` and cannot read the run.
+A client that leaves mid-download is logged at debug level only.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import logging
+import re
 import socket
+import sys
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -20,7 +28,7 @@ from typing import Any
 from mimesis_gym.core.errors import ConfigurationError
 from mimesis_gym.evaluation.html_report import REPORT_NAME
 
-__all__ = ["ReportServer", "is_loopback_host", "make_report_server"]
+__all__ = ["ReportServer", "authority_host", "is_loopback_host", "is_served_host", "make_report_server"]
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +45,40 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
+_AUTHORITY = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[^:\[\]@/?#\\\s]+)(?::\d{0,5})?")
+
+
+def authority_host(authority: str) -> str | None:
+    """The host of ``host[:port]`` (a ``Host`` header, an origin's authority), lower-cased and an
+    IPv6 literal without its brackets; ``None`` for anything else (userinfo, a path, a bare IPv6)."""
+    match = _AUTHORITY.fullmatch(authority.strip())
+    return match.group(1).strip("[]").lower() if match else None
+
+
+def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return None
+
+
+def is_served_host(name: str, bound: str, *, ip_on_wildcard: bool) -> bool:
+    """Whether host ``name`` (as :func:`authority_host` gives it) names a server bound to ``bound``.
+
+    A loopback name always does, and so does ``bound`` itself (compared as IP addresses when both
+    are literals). A wildcard ``bound`` (``0.0.0.0``, ``::``) has no one name: with ``ip_on_wildcard``
+    any IP literal counts (a DNS-rebinding page sends its own domain name, never an address).
+    """
+    if is_loopback_host(name):
+        return True
+    address, bound_address = _ip(name), _ip(bound)
+    if bound_address is not None and bound_address.is_unspecified:
+        return ip_on_wildcard and address is not None
+    if address is not None and bound_address is not None:
+        return address == bound_address
+    return name == bound.strip("[]").lower()
+
+
 class _ReportHandler(BaseHTTPRequestHandler):
     server: ReportServer
 
@@ -47,6 +89,9 @@ class _ReportHandler(BaseHTTPRequestHandler):
         self._answer(with_body=False)
 
     def _answer(self, *, with_body: bool) -> None:
+        if not self.server.host_allowed(self.headers.get("Host")):
+            self.send_error(HTTPStatus.FORBIDDEN, f"unknown Host: open the page at {self.server.url}")
+            return
         path = self.path.split("?", 1)[0].split("#", 1)[0]
         if path not in SERVED_PATHS:
             self.send_error(HTTPStatus.NOT_FOUND, "only the report page is served here")
@@ -77,8 +122,23 @@ class ReportServer(ThreadingHTTPServer):
 
     def __init__(self, report: Path, host: str, port: int) -> None:
         self.report = report
+        self.bound_host = host
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         super().__init__((host.strip("[]"), port), _ReportHandler)
+
+    def host_allowed(self, header: str | None) -> bool:
+        """Whether a request's ``Host`` header names this server (none at all: not a browser, allowed)."""
+        if header is None:
+            return True
+        name = authority_host(header)
+        return name is not None and is_served_host(name, self.bound_host, ip_on_wildcard=True)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that left mid-answer (closed tab, dropped tunnel) is a debug line, not a traceback."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            logger.debug("view: %s disconnected before the answer was sent", client_address[0])
+            return
+        super().handle_error(request, client_address)
 
     @property
     def url(self) -> str:

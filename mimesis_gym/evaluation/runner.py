@@ -861,15 +861,11 @@ async def _run_locked(
                 try:
                     await asyncio.wait_for(asyncio.shield(everything), timeout=drain_timeout)
                 except (asyncio.TimeoutError, asyncio.CancelledError):
-                    for task in tasks:
-                        task.cancel()
-                    await asyncio.gather(*tasks, return_exceptions=True)
+                    await _cancel_all(tasks, everything)
             elif everything.exception() is not None:
                 raise everything.exception()  # type: ignore[misc]
         except EndpointUnavailableError as error:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await _cancel_all(tasks, everything)
             meta.update(status="failed", finished_at=_now(), error=str(error))
             _write_run_json(out, meta)
             raise
@@ -892,6 +888,16 @@ async def _run_locked(
     if received:
         raise Interrupted(received[0])
     return sections, dict(totals)
+
+
+async def _cancel_all(tasks: Sequence[asyncio.Future[None]], everything: asyncio.Future[Any]) -> None:
+    """Cancel ``tasks`` and wait for them; ``everything`` (their gather) is awaited too, so that its
+    ``CancelledError`` counts as retrieved and asyncio prints no "exception was never retrieved"
+    traceback after the run's "interrupted" line."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await asyncio.gather(everything, return_exceptions=True)
 
 
 def all_user_failure_cells(records: Sequence[EpisodeRecord]) -> list[tuple[str, str, str]]:
