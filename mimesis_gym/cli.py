@@ -20,6 +20,7 @@ import gymnasium as gym
 
 import mimesis_gym
 from mimesis_gym.core.errors import ConfigurationError, MimesisGymError, validation_problems
+from mimesis_gym.core.redact import redact
 from mimesis_gym.envs import ENV_IDS, ENV_TABLE, EnvEntry
 
 __all__ = ["EXIT_ALL_USER_FAILURES", "EXIT_RUN_ERRORS", "EXIT_USAGE", "UsageError", "main"]
@@ -403,13 +404,15 @@ def eval_config(args: argparse.Namespace, out: Any) -> Any:
     flags may change), else built."""
     from pydantic import ValidationError
 
-    from mimesis_gym.evaluation.rundir import check_resume_overrides, stored_config
+    from mimesis_gym.evaluation.rundir import check_credentials_given, check_resume_overrides, stored_config
     from mimesis_gym.evaluation.runner import EvalConfig
 
     given = _given_settings(args)
     try:
         if args.resume:
-            return EvalConfig.model_validate(check_resume_overrides(stored_config(out), given))
+            resumed = check_resume_overrides(stored_config(out), given)
+            check_credentials_given(resumed)
+            return EvalConfig.model_validate(resumed)
         if out.is_dir() and any(out.iterdir()):
             _usage(f"{out} is not empty (use --resume to continue it)")
         settings: dict[str, Any] = {}
@@ -1066,7 +1069,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.run(args))
     except MimesisGymError as error:  # misconfiguration, an unusable endpoint, a run in use: one line
-        print(f"mimesis-gym {args.command}: {error}", file=sys.stderr)
+        print(redact(f"mimesis-gym {args.command}: {error}"), file=sys.stderr)
         return EXIT_USAGE
 
 
