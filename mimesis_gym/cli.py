@@ -279,8 +279,6 @@ def _cmd_check(args: argparse.Namespace) -> int:
             results += check_agent(args.agent)
     else:
         results = run_checks(_env_ids(args.envs))
-    from mimesis_gym.core.redact import redact
-
     for result in results:
         status = "ok  " if result.ok else "FAIL"
         print(f"{status} {result.env_id:<28} {result.check:<16} {redact(result.detail)}")
@@ -665,7 +663,7 @@ def _cmd_users_report(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from mimesis_gym.evaluation.runner import Interrupted
-    from mimesis_gym.evaluation.users_report import UsersReportConfig, run_users_report
+    from mimesis_gym.evaluation.users_report import UsersReportConfig, run_users_report, silent_users
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -710,7 +708,7 @@ def _cmd_users_report(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             log=lambda line: print(line, file=sys.stderr),
         )
-        asyncio.run(report)
+        measured = asyncio.run(report)
     except Interrupted:
         print(f"interrupted; resume with: mimesis-gym users-report --resume --out {out} …", file=sys.stderr)
         return 130
@@ -720,7 +718,10 @@ def _cmd_users_report(args: argparse.Namespace) -> int:
         _usage(str(error))
     print((out / "users_report.md").read_text(encoding="utf-8"), end="")
     print(f"report in {out / 'users_report.md'} (json, plots beside it)", file=sys.stderr)
-    return 0
+    silent = silent_users(measured)
+    for line in silent:
+        print(line, file=sys.stderr)
+    return EXIT_ALL_USER_FAILURES if silent else 0
 
 
 def _cmd_serve_env(args: argparse.Namespace) -> int:
