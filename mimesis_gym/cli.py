@@ -20,6 +20,7 @@ import gymnasium as gym
 
 import mimesis_gym
 from mimesis_gym.core.errors import ConfigurationError, MimesisGymError, validation_problems
+from mimesis_gym.core.redact import redact
 from mimesis_gym.envs import ENV_IDS, ENV_TABLE, EnvEntry
 
 __all__ = ["EXIT_ALL_USER_FAILURES", "EXIT_RUN_ERRORS", "EXIT_USAGE", "UsageError", "main"]
@@ -278,8 +279,6 @@ def _cmd_check(args: argparse.Namespace) -> int:
             results += check_agent(args.agent)
     else:
         results = run_checks(_env_ids(args.envs))
-    from mimesis_gym.core.redact import redact
-
     for result in results:
         status = "ok  " if result.ok else "FAIL"
         print(f"{status} {result.env_id:<28} {result.check:<16} {redact(result.detail)}")
@@ -403,13 +402,15 @@ def eval_config(args: argparse.Namespace, out: Any) -> Any:
     flags may change), else built."""
     from pydantic import ValidationError
 
-    from mimesis_gym.evaluation.rundir import check_resume_overrides, stored_config
+    from mimesis_gym.evaluation.rundir import check_credentials_given, check_resume_overrides, stored_config
     from mimesis_gym.evaluation.runner import EvalConfig
 
     given = _given_settings(args)
     try:
         if args.resume:
-            return EvalConfig.model_validate(check_resume_overrides(stored_config(out), given))
+            resumed = check_resume_overrides(stored_config(out), given)
+            check_credentials_given(resumed)
+            return EvalConfig.model_validate(resumed)
         if out.is_dir() and any(out.iterdir()):
             _usage(f"{out} is not empty (use --resume to continue it)")
         settings: dict[str, Any] = {}
@@ -662,7 +663,7 @@ def _cmd_users_report(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from mimesis_gym.evaluation.runner import Interrupted
-    from mimesis_gym.evaluation.users_report import UsersReportConfig, run_users_report
+    from mimesis_gym.evaluation.users_report import UsersReportConfig, run_users_report, silent_users
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -707,7 +708,7 @@ def _cmd_users_report(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             log=lambda line: print(line, file=sys.stderr),
         )
-        asyncio.run(report)
+        measured = asyncio.run(report)
     except Interrupted:
         print(f"interrupted; resume with: mimesis-gym users-report --resume --out {out} …", file=sys.stderr)
         return 130
@@ -717,7 +718,10 @@ def _cmd_users_report(args: argparse.Namespace) -> int:
         _usage(str(error))
     print((out / "users_report.md").read_text(encoding="utf-8"), end="")
     print(f"report in {out / 'users_report.md'} (json, plots beside it)", file=sys.stderr)
-    return 0
+    silent = silent_users(measured)
+    for line in silent:
+        print(line, file=sys.stderr)
+    return EXIT_ALL_USER_FAILURES if silent else 0
 
 
 def _cmd_serve_env(args: argparse.Namespace) -> int:
@@ -1081,7 +1085,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.run(args))
     except MimesisGymError as error:  # misconfiguration, an unusable endpoint, a run in use: one line
-        print(f"mimesis-gym {args.command}: {error}", file=sys.stderr)
+        print(redact(f"mimesis-gym {args.command}: {error}"), file=sys.stderr)
         return EXIT_USAGE
 
 

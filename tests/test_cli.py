@@ -147,3 +147,20 @@ def test_validation_problems_read_as_one_line_for_a_person():
     with pytest.raises(ValidationError) as extra:
         Inner(colour="red")
     assert validation_problems(extra.value) == "colour: unknown key"
+
+
+@pytest.mark.parametrize(
+    ("argument", "problem"),
+    [
+        ("timeout_s=abc", "timeout_s: Input should be a valid number, unable to parse string as a number"),
+        ("max_retries=-1", "max_retries: Input should be greater than or equal to 0"),
+    ],
+)
+def test_a_bad_user_arg_value_is_one_line_naming_the_field(tmp_path, capsys, argument, problem):
+    user = "openai:m@http://127.0.0.1:9/v1"
+    args = ["eval", "--users", user, "--agent", "oracle", "--envs", "turtle", "--limit", "1", "--no-progress",
+            "--out", str(tmp_path / "run"), "--user-arg", argument]  # fmt: skip
+    assert main(args) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == f"mimesis-gym eval: bad user_kwargs for '{user}': {problem}"
+    assert not (tmp_path / "run").exists()

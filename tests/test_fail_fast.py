@@ -79,7 +79,7 @@ def test_refused_key_or_unknown_model_raises_on_the_first_call(server, mode, cau
     assert len(server.requests) == 1
 
 
-@pytest.mark.parametrize("mode", ["status:401", "status:404:gone", "status:500"])
+@pytest.mark.parametrize("mode", ["status:401", "status:404:gone", "status:500", "reset"])
 def test_after_the_endpoint_has_answered_faults_fall_back_as_before(server, mode):
     m = model(server.base_url, max_retries=0)
     server.script("ok:fine", mode)
@@ -106,6 +106,44 @@ def test_transient_faults_of_a_healthy_user_become_user_failures(server):
     _, reward, _, _, info = env.step("[action] again")
     assert info["user_failure"] == "listener:http" and reward == 0.0
     env.close()
+
+
+@pytest.mark.parametrize(
+    ("mode", "cause"),
+    [
+        ("reset", "no request succeeded; last fault: the connection was reset or closed (ReadError"),
+        ("drop", "no request succeeded; last fault: the connection was reset or closed (RemoteProtocolError"),
+        ("status:503", "no request succeeded; last fault: HTTP 503: status 503"),
+        ("status:429", "no request succeeded; last fault: HTTP 429: status 429"),
+    ],
+)
+def test_a_transient_fault_that_outlasts_the_retries_of_a_new_endpoint_raises_from_step(
+    server, monkeypatch, mode, cause
+):
+    server.default_mode = mode
+    monkeypatch.setenv("MIMESIS_USER_MIMESIS_9B_BASE_URL", server.base_url)
+    monkeypatch.setenv("MIMESIS_USER_MIMESIS_9B_MODEL", "fault-model")
+    user_kwargs = {"max_retries": 2, "backoff_base_s": 0.0, "backoff_cap_s": 0.0}
+    env = gym.make("mimesis/TurtleGym-v0", user="mimesis-9b", split="demo", user_kwargs=user_kwargs)
+    env.reset(seed=0)
+    with pytest.raises(UserUnavailableError) as raised:
+        env.step("[action] Is it a ghost?")
+    assert raised.value.cause.startswith(cause), raised.value.cause
+    assert len(server.requests) == 3  # retried first: one reset or 5xx may be a blip
+    env.close()
+
+
+def test_preflight_and_step_classify_a_reset_alike(server):
+    from mimesis_gym.evaluation.preflight import run_preflight
+
+    server.models_reset = True
+    server.default_mode = "reset"
+    with pytest.raises(UserUnavailableError) as probed:
+        asyncio.run(run_preflight([("user", "my-user", model(server.base_url))]))
+    with pytest.raises(UserUnavailableError) as stepped:
+        chat(model(server.base_url, max_retries=1))
+    assert probed.value.cause == stepped.value.cause
+    assert probed.value.cause.startswith("no request succeeded; last fault: the connection was reset or closed")
 
 
 def test_mimesis_alias_without_a_server_raises_from_step_naming_the_fix(monkeypatch):

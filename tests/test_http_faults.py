@@ -117,6 +117,7 @@ def test_think_only_twice_is_empty_after_think_never_raw_text(server):
         (["refusal_field"] * 2, "refusal", 2),
         (["refusal_text"] * 2, "refusal", 2),
         (["drop"] * 6, "connection", 6),
+        (["reset"] * 6, "connection", 6),
     ],
 )
 def test_each_fault_ends_in_its_failure_kind(server, modes, kind, attempts):
@@ -128,7 +129,8 @@ def test_each_fault_ends_in_its_failure_kind(server, modes, kind, attempts):
 
 
 @pytest.mark.parametrize(
-    "first", ["status:500", "status:502", "status:503", "status:429", "drop", "empty", "malformed", "refusal_text"]
+    "first",
+    ["status:500", "status:502", "status:503", "status:429", "drop", "reset", "empty", "malformed", "refusal_text"],
 )
 def test_a_fault_then_ok_succeeds_after_one_retry(server, first):
     server.script(first, "ok:recovered")
@@ -139,7 +141,7 @@ def test_a_fault_then_ok_succeeds_after_one_retry(server, first):
 def test_backoff_is_full_jitter_within_the_cap(server):
     sleeps = Sleeps()
     server.script(*["status:500"] * 6)
-    chat(model(server, sleeps=sleeps, backoff_base_s=1.0, backoff_cap_s=4.0))
+    chat(model(server, sleeps=sleeps, backoff_base_s=1.0, backoff_cap_s=4.0, fail_fast=False))
     assert len(sleeps.delays) == 5
     for k, delay in enumerate(sleeps.delays, start=1):
         assert 0.0 <= delay <= min(4.0, 1.0 * 2 ** (k - 1))
@@ -161,7 +163,7 @@ def test_a_refusal_is_retried_exactly_once(server):
 @pytest.mark.parametrize("mode", ["timeout", "slow_body"])
 def test_stalled_servers_end_as_timeout_within_the_deadline(server, mode):
     server.script(mode)
-    m = model(server, timeout_s=2, max_retries=0)
+    m = model(server, timeout_s=2, max_retries=0, fail_fast=False)
     started = time.monotonic()
     reply = chat(m)
     assert reply.failure.kind == "timeout"

@@ -118,3 +118,39 @@ def test_worker_processes_report_a_dead_user_instead_of_hanging(tmp_path, monkey
     assert main(args) == 2
     assert "user 'mimesis-9b' is unavailable" in one_line(capsys)
     assert json.loads((out / "run.json").read_text())["status"] == "failed"
+
+
+@pytest.mark.parametrize(("code", "fix"), [(503, "fails every request: check its log"), (429, "rate limit or quota")])
+def test_an_endpoint_that_answers_5xx_or_429_to_every_probe_fails_the_preflight(
+    tmp_path, monkeypatch, server, capsys, code, fix
+):
+    server.models_status = code
+    server.default_mode = f"status:{code}"
+    monkeypatch.setenv("MIMESIS_USER_MIMESIS_9B_BASE_URL", server.base_url)
+    monkeypatch.setenv("MIMESIS_USER_MIMESIS_9B_MODEL", "fault-model")
+    assert main(eval_args(tmp_path / "run", "--users", "mimesis-9b")) == 2
+    line = one_line(capsys)
+    assert line.startswith("mimesis-gym eval: user 'mimesis-9b' is unavailable: no request succeeded; last fault: ")
+    assert f"HTTP {code}" in line and server.base_url in line and fix in line
+    assert line.endswith("or skip the pre-flight with --no-preflight")
+    assert len(server.gets) == 1 and len(server.requests) == 1  # GET /models, then one one-token completion
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_probe_that_succeeds_after_a_transient_fault_passes(tmp_path, monkeypatch, server, capsys):
+    server.models_status = 503  # /models fails, the one-token completion answers
+    monkeypatch.setenv("MIMESIS_USER_MIMESIS_9B_BASE_URL", server.base_url)
+    monkeypatch.setenv("MIMESIS_USER_MIMESIS_9B_MODEL", "fault-model")
+    assert main(eval_args(tmp_path / "run", "--users", "mimesis-9b")) in (0, 4)
+    assert f"pre-flight: user mimesis-9b: {server.base_url} answers" in capsys.readouterr().err
+
+
+def test_a_server_that_resets_every_connection_fails_the_preflight(tmp_path, monkeypatch, server, capsys):
+    server.models_reset = True
+    server.default_mode = "reset"
+    monkeypatch.setenv("MIMESIS_USER_MIMESIS_9B_BASE_URL", server.base_url)
+    monkeypatch.setenv("MIMESIS_USER_MIMESIS_9B_MODEL", "fault-model")
+    assert main(eval_args(tmp_path / "run", "--users", "mimesis-9b")) == 2
+    line = one_line(capsys)
+    assert "is unavailable: no request succeeded; last fault: the connection was reset or closed" in line
+    assert "mimesis-gym serve-user mimesis-9b" in line and line.endswith("--no-preflight")

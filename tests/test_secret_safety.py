@@ -7,12 +7,14 @@ stdout/stderr, exception text or pickle.
 """
 
 import asyncio
+import json
 import logging
 import os
 import pickle
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -63,6 +65,16 @@ def test_redact_removes_key_values_and_credential_shaped_tokens(monkeypatch):
     assert redact(text) == (f"for Bearer {REDACTED} and {REDACTED}, token {REDACTED}; X-API-KEY: {REDACTED}")
     assert redact(f"token {SENTINEL} Bearer abcdef", tokens=False) == f"token {REDACTED} Bearer abcdef"
     assert redact("the bearer of bad news, an api_key_env list") == "the bearer of bad news, an api_key_env list"
+
+
+def test_redact_removes_the_credential_of_every_url_and_keeps_it_a_url():
+    spec = f"openai:m@http://someone:{SENTINEL}@127.0.0.1:8000/v1"
+    assert redact(spec, tokens=False) == "openai:m@http://***@127.0.0.1:8000/v1"
+    assert redact("http://token@host/v1 and https://u:p@ss@h:1/x") == "http://***@host/v1 and https://***@h:1/x"
+    assert redact(redact(spec)) == redact(spec)
+    assert urlsplit(redact(spec).partition("@")[2]).hostname == "127.0.0.1"  # still parses (no "[…]" host)
+    for kept in ["openai:claude@20240620", "mail me@example.com", "http://host/v1?by=a@b", "http://host/@x"]:
+        assert redact(kept) == kept
 
 
 def test_a_variable_named_by_an_endpoint_is_a_secret_once_a_client_exists(monkeypatch):
@@ -185,6 +197,34 @@ def test_a_reflected_key_appears_in_no_record_summary_or_output_of_eval_and_chec
     (record,) = ResultsStore(out / "episodes.jsonl").read()
     assert record.status == "agent_error" and REDACTED in record.error
     assert [f.kind for f in record.user_failures] == ["client_error"] and REDACTED in record.user_failures[0].detail
+
+
+def test_a_credential_in_a_base_url_appears_in_no_file_or_output_of_eval_or_its_resume(fault_server, tmp_path):
+    spec = "openai:fault-model@" + fault_server.base_url.replace("http://", f"http://someone:{SENTINEL}@")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = tmp_path / "run"
+    evaluation = [sys.executable, "-m", "mimesis_gym.cli", "eval", "--no-progress", "--out", str(out)]
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*evaluation, *args], env=env, capture_output=True, text=True, timeout=300)
+
+    first = run("--agent", "scripted:baseline", "--users", spec, "--envs", "turtle", "--split", "demo", "--limit", "1",
+                "--max-turns", "2")  # fmt: skip
+    assert first.returncode in (0, 4), first.stderr
+    assert fault_server.requests and all(
+        r["headers"]["Authorization"].startswith("Basic ") for r in fault_server.requests
+    )  # the credential did reach the server
+    lost = run("--resume")  # run.json kept no credential: the resume must be given it again
+    assert lost.returncode == 2 and "--resume: run.json keeps no credential from a URL" in lost.stderr
+    again = run("--resume", "--users", spec)
+    assert again.returncode == first.returncode, again.stderr
+    for result in (first, lost, again):
+        assert SENTINEL not in result.stdout + result.stderr
+    assert "http://***@127.0.0.1" in first.stderr  # the pre-flight line names the endpoint, redacted
+    written = {path.name for path in files_without_sentinel(out)}
+    assert {"run.json", "episodes.jsonl", "summary.md", "summary.json", "summary.csv", "report.html"} <= written
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["config"]["users"] == [redact(spec)] and len(meta["resumes"]) == 1
 
 
 # ------------------------------------------------------------------------- keys travel safely

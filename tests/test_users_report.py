@@ -180,3 +180,21 @@ def test_cli_refuses_a_non_empty_out_without_resume(tmp_path: Path) -> None:
     (tmp_path / "x").write_text("")
     result = cli("--users", "scripted", "--out", str(tmp_path))
     assert result.returncode == 2 and "not empty" in result.stderr
+
+
+def test_a_user_without_a_single_reply_is_named_and_exits_4(tmp_path: Path, fault_server) -> None:
+    fault_server.default_mode = "status:400:bad request"  # answered, but every call fails (no retry)
+    secret = "SENTINEL7f3a9cInTheUrl"
+    url = fault_server.base_url.replace("http://", f"http://someone:{secret}@")
+    out = tmp_path / "out"
+    result = cli("--users", f"openai:fault-model@{url}", "--envs", "intention", "--limit", "1", "--max-turns", "2",
+                 "--out", str(out), "--no-progress")  # fmt: skip
+    assert result.returncode == 4, result.stderr
+    shown = "openai:fault-model@" + fault_server.base_url.replace("http://", "http://***@")
+    calls = len(fault_server.requests)
+    assert f"no replies from user {shown}: {calls} call(s) failed (client_error {calls})" in result.stderr.splitlines()
+    report = json.loads((out / "users_report.json").read_text())
+    assert report["users"][shown]["replies"] == 0 and report["users"][shown]["disclosure_curve"] == [None] * 6
+    assert "| disclosed by reply 1 | – |" in result.stdout  # no rate over zero replies
+    assert secret not in result.stdout + result.stderr
+    assert not [path for path in out.rglob("*") if path.is_file() and secret.encode() in path.read_bytes()]

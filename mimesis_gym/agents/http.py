@@ -163,6 +163,7 @@ class ToolCallingAgent(TextAgent):
             except AttemptError as error:
                 failure = error
             if failure.kind not in TRANSPORT_KINDS or attempts > self.policy.max_retries:
+                self.client.gave_up(failure)
                 return AgentTurn(
                     action="",
                     message={"role": "assistant", "content": ""},

@@ -300,7 +300,8 @@ class BaseChatModel:
     a :class:`RawCompletion` or raising :class:`AttemptError`. ``chat()`` then applies
     re-inlining, think stripping with the doubled-budget retry, refusal detection, JSON coercion
     and the retry loop, and never raises for model or transport problems (a misconfigured endpoint
-    raises :class:`~mimesis_gym.core.errors.EndpointUnavailableError` from ``_attempt``).
+    raises :class:`~mimesis_gym.core.errors.EndpointUnavailableError` from ``_attempt``, one that never
+    answered from :meth:`gave_up`).
     """
 
     name: str = ""
@@ -343,6 +344,14 @@ class BaseChatModel:
 
     async def aclose(self) -> None:
         """Release clients; idempotent."""
+
+    def gave_up(self, failure: AttemptError) -> None:
+        """Called when a call stops retrying after ``failure``, before it becomes the reply's failure.
+
+        A backend whose endpoint may be unusable raises
+        :class:`~mimesis_gym.core.errors.EndpointUnavailableError` here (the HTTP client does when a
+        transient fault outlasted every retry of an endpoint that never answered); by default nothing.
+        """
 
     # -- the shared loop -----------------------------------------------------------------------
 
@@ -401,6 +410,7 @@ class BaseChatModel:
             else:
                 allowed = False
             if not allowed:
+                self.gave_up(failure)
                 logger.warning("%s: call failed (%s) after %d attempt(s)", self.name, kind, attempts)
                 reply = ChatReply(failure=ChatFailure(kind, failure.detail, attempts, failure.status))
                 return self._finish(reply, tokens, attempts, started)

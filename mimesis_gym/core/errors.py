@@ -8,17 +8,22 @@ Two families:
 * **Unavailable endpoints** (:class:`EndpointUnavailableError` and its :class:`UserUnavailableError`
   / :class:`AgentUnavailableError`): a model endpoint that cannot work as configured — nothing
   listens at the URL, the host does not resolve, the key is missing or refused, the server does not
-  serve the model. Raised on the first call that meets the fault (and by the ``eval`` pre-flight),
-  never turned into a fallback reply: a run against a dead endpoint would score nothing but
-  fallbacks. Transient faults in a session that has worked (timeouts, 5xx, malformed bodies,
+  serve the model — or that has never answered: a transient fault (a reset connection, a timeout,
+  HTTP 429 or 5xx) met by every retry of its first call. Raised on the first call that meets the
+  fault (and by the ``eval`` pre-flight), never turned into a fallback reply: a run against a dead
+  endpoint would score nothing but fallbacks. :mod:`mimesis_gym.core.http` holds the one
+  classification. Transient faults in a session that has worked (timeouts, 5xx, malformed bodies,
   refusals) are not errors: they are retried and then reported as ``info["user_failure"]``.
 
-Every message names the alias, the URL and model, the cause and the fix.
+Every message names the alias, the URL and model, the cause and the fix, redacted
+(:func:`~mimesis_gym.core.redact.redact`: no key value, no credential inside a URL).
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from mimesis_gym.core.redact import redact
 
 __all__ = [
     "AgentUnavailableError",
@@ -40,23 +45,25 @@ class ConfigurationError(MimesisGymError, ValueError):
 
 
 class EndpointUnavailableError(MimesisGymError):
-    """A model endpoint cannot be used as configured (a persistent fault, not a transient one).
+    """A model endpoint cannot be used: a persistent fault, or transient ones before it ever answered.
 
     Attributes: ``party`` (``"user"``, ``"judge"`` or ``"agent"``), ``alias``, ``base_url``,
-    ``model``, ``cause`` (what failed) and ``fix`` (what to do about it).
+    ``model``, ``cause`` (what failed) and ``fix`` (what to do about it), each redacted: the error
+    is printed, logged and written to ``run.json``.
     """
 
     party = "endpoint"
 
     def __init__(self, alias: str, base_url: str, model: str, cause: str, fix: str, party: str | None = None) -> None:
         self.party = party or type(self).party
-        self.alias = alias
-        self.base_url = base_url
+        self.alias = redact(alias)
+        self.base_url = redact(base_url)
         self.model = model
-        self.cause = cause
-        self.fix = fix
+        self.cause = redact(cause)
+        self.fix = redact(fix)
         super().__init__(
-            f"{self.party} {alias!r} is unavailable: {cause} (endpoint {base_url}, model {model!r}). Fix: {fix}"
+            f"{self.party} {self.alias!r} is unavailable: {self.cause} (endpoint {self.base_url}, model {model!r}). "
+            f"Fix: {self.fix}"
         )
 
     def __reduce__(self) -> tuple[type, tuple[str, str, str, str, str, str]]:

@@ -5,6 +5,16 @@ layer (ours, in :class:`~mimesis_gym.core.conventions.BaseChatModel`), raw acces
 fields (``reasoning``, ``reasoning_content``), our own classification of malformed bodies, and
 per-attempt total deadlines.
 
+One classification of transport faults serves every caller — the chat path, the agent client and
+the ``eval`` pre-flight: :func:`transport_failure` (no HTTP status came back) and
+:func:`status_failure` (one did). Each fault is either *persistent* (``config_fault``: refused
+connection, unknown host, TLS failure, unusable URL, missing or refused key, unknown model or route)
+or *transient* (a kind of :data:`~mimesis_gym.core.conventions.TRANSPORT_KINDS`: a connection reset,
+aborted or closed mid-exchange, a timeout, HTTP 429, 5xx, 408/409/425). Until an endpoint has
+answered once, a persistent fault makes it unavailable at once, and a transient one that outlasts
+every retry makes it unavailable too (:meth:`OpenAIChatModel.gave_up`); once it has answered, both
+are retried and then reported as the call's failure.
+
 One pooled client and one semaphore per event loop (a ``WeakKeyDictionary`` keyed by the running
 loop): the sync env path runs each env on its own loop and never shares a client across loops.
 API keys are read from the environment at each request and are never stored, logged or shown;
@@ -28,7 +38,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mimesis_gym.core.chat import current_call_context
-from mimesis_gym.core.conventions import AttemptError, BaseChatModel, RawCompletion, RetryPolicy
+from mimesis_gym.core.conventions import TRANSPORT_KINDS, AttemptError, BaseChatModel, RawCompletion, RetryPolicy
 from mimesis_gym.core.errors import AgentUnavailableError, EndpointUnavailableError, UserUnavailableError
 from mimesis_gym.core.redact import redact, remember_key_variables
 
@@ -41,6 +51,8 @@ __all__ = [
     "check_base_url",
     "check_key_transport",
     "is_loopback",
+    "status_failure",
+    "transport_failure",
 ]
 
 logger = logging.getLogger(__name__)
@@ -80,8 +92,9 @@ class EndpointConfig(BaseModel):
     max_tokens_ceiling: int = Field(32768, ge=1)
     fail_fast: bool = Field(
         True,
-        description="raise EndpointUnavailableError for a persistent fault (refused connection, unknown host, "
-        "missing or refused key, unknown model) until the endpoint has answered once; False: retry and fall back",
+        description="raise EndpointUnavailableError until the endpoint has answered once: at a persistent fault "
+        "(refused connection, unknown host, TLS failure, missing or refused key, unknown model), and when a transient "
+        "one (reset connection, timeout, 429, 5xx) outlasts every retry; False: retry and fall back",
     )
 
     allow_insecure_http: bool = Field(
@@ -304,7 +317,7 @@ class OpenAIChatModel(BaseChatModel):
         try:
             status, payload, headers = await self._exchange(body, attempt)
             if status >= 400:
-                raise _http_error(status, payload, headers)
+                raise status_failure(status, payload, headers)
         except AttemptError as error:
             if error.config_fault and self.config.fail_fast and not self.answered:
                 raise self.unavailable(error) from None
@@ -329,8 +342,9 @@ class OpenAIChatModel(BaseChatModel):
                 return status, payload, headers
 
     def unavailable(self, error: AttemptError) -> EndpointUnavailableError:
-        """The error that says why this endpoint cannot work, for a persistent ``error``."""
-        if error.kind == "connection":
+        """The error that says why this endpoint cannot work: a persistent ``error``, or the last of
+        transient faults that every attempt met (see the module's docstring)."""
+        if error.kind == "connection" and error.config_fault:
             cause, fix = f"cannot connect ({error.detail})", self.hints.connect
         elif error.kind == "auth" and error.status is None and error.detail.startswith("refusing"):
             cause = "the key would travel over plain http to a host that is not loopback"
@@ -339,10 +353,19 @@ class OpenAIChatModel(BaseChatModel):
             cause, fix = "no API key is set", self.hints.auth
         elif error.kind == "auth":
             cause, fix = f"the server refused the API key (HTTP {error.status})", self.hints.auth
+        elif error.kind in TRANSPORT_KINDS:
+            cause = f"no request succeeded; last fault: {_transient_cause(error)}"
+            fix = _TRANSIENT_FIX[error.kind].format(connect=self.hints.connect)
         else:
             cause, fix = f"HTTP {error.status}: {error.detail}", self.hints.model
         cls = AgentUnavailableError if self.party == "agent" else UserUnavailableError
         return cls(self.name, self.config.base_url, self.config.model, cause, fix, party=self.party)
+
+    def gave_up(self, error: AttemptError) -> None:
+        """Called when a call stops retrying after ``error``: raise :meth:`unavailable` when ``error`` is a
+        transient transport fault and the endpoint has never answered (with ``fail_fast``)."""
+        if error.kind in TRANSPORT_KINDS and self.config.fail_fast and not self.answered:
+            raise self.unavailable(error)
 
     async def _send(
         self, client: httpx.AsyncClient, body: dict[str, Any], attempt: int
@@ -356,12 +379,8 @@ class OpenAIChatModel(BaseChatModel):
 
         try:
             return await asyncio.wait_for(exchange(), timeout=self.config.timeout_s)
-        except (asyncio.TimeoutError, httpx.TimeoutException):
-            raise AttemptError("timeout", f"no complete answer within {self.config.timeout_s:g}s") from None
-        except (httpx.ConnectError, httpx.UnsupportedProtocol) as error:  # refused, unknown host, bad URL
-            raise AttemptError("connection", f"{type(error).__name__}: {error}", config_fault=True) from None
-        except httpx.HTTPError as error:
-            raise AttemptError("connection", f"{type(error).__name__}: {error}") from None
+        except (asyncio.TimeoutError, httpx.HTTPError) as error:
+            raise transport_failure(error, self.config.timeout_s) from None
 
     def _adapt(self, body: dict[str, Any], payload: bytes) -> bool:
         message = _error_message(payload).lower()
@@ -474,7 +493,30 @@ def _retry_after(headers: httpx.Headers) -> float | None:
         return None
 
 
-def _http_error(status: int, payload: bytes, headers: httpx.Headers) -> AttemptError:
+def transport_failure(error: asyncio.TimeoutError | httpx.HTTPError, deadline_s: float) -> AttemptError:
+    """The classification of a request that got no HTTP status (the module's docstring has the rule).
+
+    Persistent (``config_fault``): the connection was refused, the host does not resolve, TLS could
+    not be set up, or httpx cannot use the URL. Transient: ``timeout`` (no complete answer within
+    ``deadline_s``, connecting included) and ``connection`` (reset, aborted, or closed before the
+    answer was complete).
+    """
+    if isinstance(error, (asyncio.TimeoutError, httpx.TimeoutException)):
+        return AttemptError("timeout", f"no complete answer within {deadline_s:g}s")
+    detail = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    if isinstance(error, (httpx.ConnectError, httpx.UnsupportedProtocol)):  # refused, unknown host, TLS, bad URL
+        return AttemptError("connection", detail, config_fault=True)
+    return AttemptError("connection", f"the connection was reset or closed ({detail})")
+
+
+def status_failure(status: int, payload: bytes, headers: httpx.Headers) -> AttemptError:
+    """The classification of an HTTP error status (the module's docstring has the rule).
+
+    Transient: 429 (``rate_limited``), 5xx, 408, 409 and 425 (``server_error``), with their
+    ``Retry-After``. Persistent: 401/403 (``auth``) and 404 (``client_error``). Neither: a 400 that
+    names the context length (``context_length``) and every other 4xx (``client_error``), which fail
+    the call without a retry.
+    """
     message = _error_message(payload)[:200]
     if status == 429:
         return AttemptError("rate_limited", message, status=status, retry_after=_retry_after(headers))
@@ -485,3 +527,18 @@ def _http_error(status: int, payload: bytes, headers: httpx.Headers) -> AttemptE
     if status == 400 and _CONTEXT_LENGTH.search(message):
         return AttemptError("context_length", message, status=status)
     return AttemptError("client_error", message, status=status, config_fault=status == 404)
+
+
+_TRANSIENT_FIX = {
+    "connection": "{connect}; something accepts connections there, then drops them: check that it speaks HTTP",
+    "timeout": "check the server's load, or raise the endpoint's timeout_s",
+    "rate_limited": "the key's rate limit or quota is spent: wait, raise the limit, or lower max_concurrency",
+    "server_error": "the server is up but fails every request: check its log",
+}
+"""What to do when every attempt met a transient fault of this kind (``{connect}``: the alias's hint)."""
+
+
+def _transient_cause(error: AttemptError) -> str:
+    if error.status is not None:
+        return f"HTTP {error.status}" + (f": {error.detail}" if error.detail else "")
+    return error.detail

@@ -8,11 +8,13 @@ Bearer sk-…"). :func:`redact` removes from a text
   once a client for it has been built (:func:`remember_key_variables`), and every variable of
   ``os.environ`` whose name ends in ``API_KEY`` (``OPENAI_API_KEY``, ``MIMESIS_USER_<KEY>_API_KEY``,
   ``MIMESIS_AGENT_<KEY>_API_KEY``, ``VLLM_API_KEY``, ``SERPER_API_KEY``, …), read when it is called;
+- the user-info of every URL, always: ``http://user:secret@host/v1`` becomes ``http://***@host/v1``
+  (a base URL may carry a credential; the marker :data:`URL_CREDENTIAL` keeps the URL parseable);
 - with ``tokens=True`` (the default), text shaped like a credential: ``Bearer <token>``,
   ``sk-<token>`` and ``api_key=<value>`` / ``X-API-KEY: <value>``.
 
 Values shorter than :data:`MIN_SECRET_CHARS` characters are not treated as keys (a real key is
-longer, and scrubbing short words would mangle ordinary text). Everything removed becomes
+longer, and scrubbing short words would mangle ordinary text). Every other removed text becomes
 :data:`REDACTED`.
 
 :func:`install_log_redaction` makes every log record of the ``mimesis_gym`` loggers pass through
@@ -32,15 +34,23 @@ from typing import Any
 __all__ = [
     "MIN_SECRET_CHARS",
     "REDACTED",
+    "URL_CREDENTIAL",
+    "has_redacted_url_credential",
     "install_log_redaction",
     "key_variables",
     "redact",
+    "redact_url_credentials",
     "remember_key_variables",
     "secret_values",
 ]
 
 REDACTED = "[REDACTED]"
 MIN_SECRET_CHARS = 8
+URL_CREDENTIAL = "***"
+"""What a URL's user-info becomes (``[REDACTED]`` there would read as an IPv6 host to ``urlsplit``)."""
+
+_URL_USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*://)[^\s/?#]*@")
+"""``scheme://`` and the user-info up to the authority's last ``@`` (a raw ``@`` may sit in a password)."""
 
 _TOKEN_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(bearer)(\s+)[A-Za-z0-9._~+/=-]{4,}", re.IGNORECASE), rf"\1\2{REDACTED}"),
@@ -88,10 +98,25 @@ def redact(text: str, *, tokens: bool = True, values: Sequence[str] | None = Non
     for value in secret_values() if values is None else values:
         if value in text:
             text = text.replace(value, REDACTED)
+    text = redact_url_credentials(text)
     if tokens:
         for pattern, replacement in _TOKEN_PATTERNS:
             text = pattern.sub(replacement, text)
     return text
+
+
+def redact_url_credentials(text: str) -> str:
+    """``text`` with the user-info of every ``scheme://user:secret@host`` URL replaced by :data:`URL_CREDENTIAL`.
+
+    Depends on nothing but ``text`` (unlike :func:`redact`, which also reads the environment), so it
+    may shape identities: a run's unit keys hold specs this way. Idempotent.
+    """
+    return _URL_USERINFO.sub(rf"\1{URL_CREDENTIAL}@", text) if "@" in text else text
+
+
+def has_redacted_url_credential(text: str) -> bool:
+    """Whether ``text`` holds a URL whose user-info :func:`redact` replaced (its credential is gone)."""
+    return f"://{URL_CREDENTIAL}@" in text
 
 
 # --------------------------------------------------------------------------------------------- logging

@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from typing import Protocol, TextIO
 
+from mimesis_gym.core.redact import redact
 from mimesis_gym.evaluation.records import EpisodeRecord
 
 __all__ = ["BarProgress", "EpisodeProgress", "LineProgress", "episode_line", "open_progress"]
@@ -27,9 +28,10 @@ class EpisodeProgress(Protocol):
 
 
 def episode_line(record: EpisodeRecord, done: int, total: int) -> str:
-    """One finished episode as a log line, e.g. ``episode 3/16: turtle task turtle-0065 · agent oracle · …``."""
+    """One finished episode as a log line, e.g. ``episode 3/16: turtle task turtle-0065 · agent oracle · …``;
+    redacted (an agent or user named by its URL may carry a credential)."""
     turns = f"{record.n_turns} turn{'' if record.n_turns == 1 else 's'}"
-    return (
+    return redact(
         f"episode {done}/{total}: {record.env} task {record.task_id} · agent {record.agent} · user {record.user}"
         f" · {record.status} · score {record.episode_score:.3f} · {turns} · {record.duration_s:.1f} s"
     )

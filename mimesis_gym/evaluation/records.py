@@ -6,14 +6,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from mimesis_gym.core.redact import redact_url_credentials
+
 __all__ = ["EpisodeRecord", "StepRecord", "UserFailureRecord", "unit_key"]
 
 Status = Literal["ok", "user_failure", "agent_error", "env_error"]
 
 
 def unit_key(agent: str, user: str, env_id: str, task_id: str, trial: int, seed: int) -> str:
-    """``agent|user|env_id|task_id|trial|seed``: the identity of a work unit."""
-    return f"{agent}|{user}|{env_id}|{task_id}|{trial}|{seed}"
+    """``agent|user|env_id|task_id|trial|seed``: the identity of a work unit, as records store it (a
+    credential inside the URL of a user or agent redacted, so that a resume finds the units its records hold)."""
+    return redact_url_credentials(f"{agent}|{user}|{env_id}|{task_id}|{trial}|{seed}")
 
 
 class StepRecord(BaseModel):

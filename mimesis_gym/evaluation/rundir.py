@@ -22,11 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from mimesis_gym.core.errors import ConfigurationError, MimesisGymError
+from mimesis_gym.core.redact import has_redacted_url_credential
+from mimesis_gym.core.text import map_strings
+from mimesis_gym.evaluation.store import safe_strings
 
 __all__ = [
     "RESUME_ADJUSTABLE",
     "RunInUseError",
     "RunLock",
+    "check_credentials_given",
     "check_resume_overrides",
     "config_fingerprint",
     "stored_config",
@@ -109,11 +113,14 @@ def check_resume_overrides(stored: Mapping[str, Any], given: Mapping[str, Any]) 
     """``stored`` updated with the adjustable settings of ``given``; refuse any other change.
 
     ``given`` holds the settings passed on the command line of the resume (``None`` = not given).
+    ``stored`` is redacted (``run.json`` keeps no key and no credential inside a URL): a given value
+    equal to its stored one once redacted is the same setting, and replaces it, credential included.
     """
+    given = {key: value for key, value in given.items() if value is not None}
     changed = {
         key: value
         for key, value in given.items()
-        if value is not None and key not in RESUME_ADJUSTABLE and stored.get(key) != value
+        if key not in RESUME_ADJUSTABLE and stored.get(key) != safe_strings(value)
     }
     if changed:
         details = "; ".join(f"{key}: stored {stored.get(key)!r}, given {value!r}" for key, value in changed.items())
@@ -121,4 +128,22 @@ def check_resume_overrides(stored: Mapping[str, Any], given: Mapping[str, Any]) 
             f"--resume continues the stored run and cannot change what it plays ({details}); drop those flags "
             "or start a new run with another --out"
         )
-    return {**stored, **{key: value for key, value in given.items() if value is not None and key in RESUME_ADJUSTABLE}}
+    return {**stored, **given}
+
+
+def check_credentials_given(config: Mapping[str, Any]) -> None:
+    """:class:`ConfigurationError` when a resumed ``config`` still holds a URL whose credential ``run.json``
+    did not keep (``http://***@host``) and the resume's command line did not give again."""
+    lost: list[str] = []
+
+    def note(text: str) -> str:
+        if has_redacted_url_credential(text):
+            lost.append(text)
+        return text
+
+    map_strings(dict(config), note)
+    if lost:
+        raise ConfigurationError(
+            f"--resume: run.json keeps no credential from a URL, and {lost[0]!r} needs one: pass that setting again "
+            "as the run was started, its URL with the credential (--users, --agent or --judge)"
+        )

@@ -46,7 +46,7 @@ from mimesis_gym.evaluation.records import EpisodeRecord, StepRecord, UserFailur
 from mimesis_gym.evaluation.report import write_summary
 from mimesis_gym.evaluation.rundir import RunLock, check_resume_overrides, config_fingerprint, stored_config
 from mimesis_gym.evaluation.sections import Section, SummaryRow
-from mimesis_gym.evaluation.store import ResultsStore, parse_record, serialise_record
+from mimesis_gym.evaluation.store import ResultsStore, parse_record, safe_strings, serialise_record
 from mimesis_gym.users.registry import make_chat_model, resolve_user
 
 __all__ = [
@@ -530,8 +530,10 @@ def is_unavailable_payload(payload: str) -> bool:
 
 
 def _write_run_json(out: Path, meta: dict[str, Any]) -> None:
+    """``run.json``, written whole then renamed; its strings redacted (argv, config and errors may name a
+    spec whose URL holds a credential)."""
     tmp = out / "run.json.tmp"
-    tmp.write_text(json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(safe_strings(meta), indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
     os.replace(tmp, out / "run.json")
 
 
@@ -802,7 +804,7 @@ async def _run_locked(
                 task.cancel()
 
     store = ResultsStore(out / "episodes.jsonl")
-    config_json = config.model_dump(mode="json")
+    config_json = safe_strings(config.model_dump(mode="json"))  # as run.json keeps it: no key, no URL credential
     meta: dict[str, Any]
     if resume:
         check_resume_overrides(stored_config(out), config_json)

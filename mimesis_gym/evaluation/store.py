@@ -5,8 +5,9 @@ fsynced (in a thread, off the event loop). On resume a torn last line (a kill mi
 with a WARNING; an invalid line anywhere else is an error.
 
 The store is the last line of defence for what a record may hold (:func:`serialise_record`): every
-string is made encodable (a lone surrogate becomes U+FFFD) and every configured API key value is
-redacted, so writing a record never fails on its text and never writes a key. Reading tolerates
+string is made encodable (a lone surrogate becomes U+FFFD), and every configured API key value and
+every credential inside a URL (``http://***@host``) is redacted, so writing a record never fails on
+its text and never writes a key. Reading tolerates
 invalid UTF-8 bytes and lone-surrogate escapes written by other tools (both become U+FFFD).
 """
 
@@ -33,7 +34,8 @@ T = TypeVar("T")
 
 
 def safe_strings(data: T) -> T:
-    """A copy of the JSON-like ``data`` whose every string encodes as UTF-8 and holds no configured key value."""
+    """A copy of the JSON-like ``data`` whose every string encodes as UTF-8 and holds no configured key value
+    and no credential inside a URL (also what ``run.json`` and ``users_report.json`` keep)."""
     values = secret_values()
 
     def safe(text: str) -> str:

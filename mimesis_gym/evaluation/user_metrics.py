@@ -69,9 +69,10 @@ def first_reveals(dialogue: UserDialogue) -> dict[str, int]:
 def disclosure_curve(dialogues: Iterable[UserDialogue], horizon: int) -> list[float | None]:
     """Mean fraction of hidden items revealed by the user's t-th reply, for t = 1..``horizon``.
 
-    Only dialogues with items count; a dialogue with fewer replies keeps its final fraction (the
-    user said nothing more). ``None`` at every t when no dialogue has items."""
-    with_items = [d for d in dialogues if d.items]
+    Only dialogues with items and at least one reply count (one whose every call failed measures the
+    endpoint, not the user); a dialogue with fewer replies keeps its final fraction (the user said
+    nothing more). ``None`` at every t when no dialogue counts."""
+    with_items = [d for d in dialogues if d.items and d.exchanges]
     if not with_items:
         return [None] * horizon
     curve = []

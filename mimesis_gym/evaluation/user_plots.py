@@ -39,7 +39,8 @@ def write_user_plots(report: dict[str, Any], plots: Path) -> list[Path]:
     axis.set_xlabel("user reply")
     axis.set_ylabel("hidden items disclosed (%)")
     axis.set_ylim(0, 100)
-    axis.legend(fontsize=8)
+    if axis.get_legend_handles_labels()[0]:  # no curve when no user disclosed anything it could
+        axis.legend(fontsize=8)
     figure.tight_layout()
     written.append(plots / "disclosure_curves.png")
     figure.savefig(written[-1], dpi=150)

@@ -22,11 +22,12 @@ from typing import Any
 from pydantic import BaseModel, Field, model_validator
 
 from mimesis_gym.core.disclosure import DisclosureItem
+from mimesis_gym.core.redact import redact_url_credentials
 from mimesis_gym.envs import ENV_TABLE
 from mimesis_gym.evaluation.embeddings import TextEmbedder
 from mimesis_gym.evaluation.records import EpisodeRecord
 from mimesis_gym.evaluation.runner import EvalConfig, run_eval
-from mimesis_gym.evaluation.store import ResultsStore
+from mimesis_gym.evaluation.store import ResultsStore, safe_strings
 from mimesis_gym.evaluation.user_judge import DialogueVerdict, judge_dialogues, judged_rates
 from mimesis_gym.evaluation.user_metrics import (
     Exchange,
@@ -52,6 +53,7 @@ __all__ = [
     "dialogues_from_records",
     "human_reference",
     "run_users_report",
+    "silent_users",
     "write_users_report",
 ]
 
@@ -142,24 +144,45 @@ async def run_users_report(
     progress: bool = True,
     log: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Run (or resume) the eval runs under ``out/runs/``, then compute and write the report."""
+    """Run (or resume) the eval runs under ``out/runs/``, then compute and write the report.
+
+    Users are named as the records name them: a credential inside the URL of a user spec is redacted.
+    """
     for name, eval_config in config.eval_configs().items():
         run_dir = out / "runs" / name
         again = resume and (run_dir / "run.json").exists()
         await run_eval(eval_config, run_dir, resume=again, progress=progress, log=log)
+    shown = [redact_url_credentials(user) for user in config.users]
     dialogues = []
     for name in config.eval_configs():
         records = ResultsStore(out / "runs" / name / "episodes.jsonl").latest().values()
-        dialogues += dialogues_from_records(records, users=config.users)
+        dialogues += dialogues_from_records(records, users=shown)
     reference = human_reference(reference_dir) if reference_dir is not None else []
     embedder = TextEmbedder(config.embedder) if config.embedder else None
-    users = [*config.users, *([HUMAN] if reference else [])]
+    users = [*shown, *([HUMAN] if reference else [])]
     dialogues += reference
     verdicts = await _judge(config, dialogues) if config.judge else None
     report = compute_metrics(dialogues, users=users, embedder=embedder, verdicts=verdicts)
-    report["config"] = config.model_dump()
+    report["config"] = safe_strings(config.model_dump())
     write_users_report(report, out)
     return report
+
+
+def silent_users(report: Mapping[str, Any]) -> list[str]:
+    """One line for each user of ``report`` that gave no reply at all (its rates measure nothing),
+    naming the user and its failed calls by kind."""
+    lines = []
+    for user, metrics in report["users"].items():
+        if metrics["replies"]:
+            continue
+        counts = metrics.get("failure_counts") or {}
+        if counts:
+            kinds = ", ".join(f"{kind} {count}" for kind, count in counts.items())
+            why = f"{sum(counts.values())} call(s) failed ({kinds})"
+        else:
+            why = "no failed call was recorded either (its episodes ended in agent or env errors, see runs/)"
+        lines.append(f"no replies from user {user}: {why}")
+    return lines
 
 
 def dialogues_from_records(records: Iterable[EpisodeRecord], *, users: Sequence[str]) -> list[UserDialogue]:
@@ -323,6 +346,7 @@ def _summary(
         "self_contradiction": contradicted,
         "repeated_questions": repeated,
         "failures": {kind: count / attempts for kind, count in sorted(failures.items())} if attempts else {},
+        "failure_counts": dict(sorted(failures.items())),
     }
 
 

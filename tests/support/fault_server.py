@@ -1,14 +1,16 @@
 """A fault-injecting chat-completions server on loopback (docs/users.md, "What every chat model guarantees").
 
 A stdlib ``ThreadingHTTPServer`` in a thread. Each request takes the next mode from a queue set
-by the test (or from the ``X-Fault`` header; the default mode is ``ok:hello``) and every request
+by the test (or from the ``X-Fault`` header; with an empty queue, ``default_mode``, initially
+``ok:hello``) and every request
 (headers, body) is recorded for assertions. Modes:
 
 ``ok:<text>``, ``think:<reasoning>|<answer>`` (inline), ``prefilled:<reasoning>|<answer>`` (no
 opener), ``reasoning_field`` (reasoning in its own field), ``think_only`` (unclosed, finish
 ``length``), ``empty``, ``null_content``, ``no_choices``, ``malformed``, ``html200``,
 ``status:<code>[:<message>]`` (``Retry-After: 1`` on 429 and 503), ``timeout`` (never answers, up
-to 30 s), ``slow_body`` (chunked, one byte every 0.5 s), ``drop`` (closes mid-body),
+to 30 s), ``slow_body`` (chunked, one byte every 0.5 s), ``drop`` (closes mid-body), ``reset`` (reads
+the request, then resets the connection: a TCP RST, "Connection reset by peer"),
 ``refusal_field``, ``refusal_text``, ``bad_json``, ``fenced_json``, ``sloppy_json``, ``tool:<arguments>``
 (a tool call of ``interact_with_env``), ``echo``
 (returns the request body as the content), ``raw:<json>`` (that JSON text as a 200 body, e.g. an
@@ -20,6 +22,8 @@ same as a 200 text body) and ``auth_echo:content`` (a completion whose content i
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import threading
 import time
 from collections import deque
@@ -50,6 +54,10 @@ class FaultServer:
         self.models: list[str] = ["fault-model"]
         """What ``GET /v1/models`` lists; ``models_status`` other than 200 answers that status instead."""
         self.models_status = 200
+        self.default_mode = "ok:hello"
+        """The mode of a completion request when the queue is empty."""
+        self.models_reset = False
+        """``True``: ``GET /v1/models`` resets the connection instead of answering."""
         self._stop = threading.Event()
         server = self
 
@@ -63,6 +71,8 @@ class FaultServer:
                 server.gets.append({"path": self.path, "headers": dict(self.headers)})
                 if self.path.endswith("/health"):
                     self._send_json(200, {})
+                elif server.models_reset:
+                    server.reset(self)
                 elif server.models_status != 200:
                     self._send_json(server.models_status, {"error": {"message": f"status {server.models_status}"}})
                 else:
@@ -72,7 +82,7 @@ class FaultServer:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 server.requests.append({"headers": dict(self.headers), "body": body})
-                mode = self.headers.get("X-Fault") or (server.modes.popleft() if server.modes else "ok:hello")
+                mode = self.headers.get("X-Fault") or (server.modes.popleft() if server.modes else server.default_mode)
                 server.handle(self, mode, body)
 
             def _send_json(self, status: int, data: Any, extra: dict[str, str] | None = None) -> None:
@@ -103,6 +113,13 @@ class FaultServer:
         self.httpd.server_close()
 
     # -- modes ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def reset(handler: Any) -> None:
+        """Close the handler's connection with a TCP RST (linger 0): the client reads "connection reset"."""
+        handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        handler.connection.close()
+        handler.close_connection = True
 
     def handle(self, handler: Any, mode: str, body: dict[str, Any]) -> None:
         name, _, argument = mode.partition(":")
@@ -161,6 +178,8 @@ class FaultServer:
             handler.wfile.flush()
             handler.close_connection = True
             handler.connection.shutdown(2)
+        elif name == "reset":
+            self.reset(handler)
         elif name == "refusal_field":
             send(200, completion(None, refusal="I can't help with that request."))
         elif name == "refusal_text":
