@@ -91,6 +91,48 @@ def test_a_second_process_on_the_same_run_fails_at_once(tmp_path, capsys):
     assert len(keys) == len(set(keys)) == 6
 
 
+HOLD_LOCK = """
+import sys
+from pathlib import Path
+from mimesis_gym.evaluation.rundir import RunLock
+with RunLock(Path(sys.argv[1])):
+    print("held", flush=True)
+    sys.stdin.read()  # hold the lock until the test closes our stdin (or kills us)
+"""
+
+
+@pytest.fixture
+def lock_holder(finished_run):
+    """A second, real process holding the run directory's lock (as a live ``eval`` does)."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(finished_run)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout.readline().strip() == "held"
+        yield child
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+
+
+def test_deleting_the_lock_file_does_not_free_a_live_run(finished_run, lock_holder, capsys):
+    (finished_run / ".lock").unlink()
+    before = (finished_run / "episodes.jsonl").read_text()
+    assert main(["eval", "--resume", "--out", str(finished_run), "--no-progress"]) == 2
+    assert "is in use by another mimesis-gym process" in one_line(capsys)
+    assert main(["report", str(finished_run)]) == 2
+    assert "is in use by another mimesis-gym process" in one_line(capsys)
+    assert (finished_run / "episodes.jsonl").read_text() == before
+
+
+def test_a_lock_left_by_a_dead_process_does_not_block(finished_run, lock_holder, capsys):
+    lock_holder.kill()  # SIGKILL: no cleanup runs; the kernel drops the lock with the process
+    lock_holder.wait(timeout=30)
+    assert (finished_run / ".lock").read_text().strip() == str(lock_holder.pid)  # its note stays behind
+    assert main(["eval", "--resume", "--out", str(finished_run), "--no-progress"]) == 0
+    assert (finished_run / ".lock").read_text().strip() == str(os.getpid())
+
+
 # ---------------------------------------------------------------- values and names
 
 

@@ -1,8 +1,9 @@
 """A run directory's guards: one process at a time, and a resume that continues exactly its own run.
 
-* :class:`RunLock` takes an advisory ``flock`` on ``<out>/.lock`` for the life of an ``eval``; a
-  second ``eval`` or ``--resume`` on the same directory fails at once instead of appending
-  duplicate records. The lock dies with its process, so a killed run never leaves it stale.
+* :class:`RunLock` takes an advisory ``flock`` on the run directory itself for the life of an
+  ``eval``; a second ``eval`` or ``--resume`` on the same directory fails at once instead of
+  appending duplicate records. The lock is held on an open descriptor of the directory, so no file
+  can be deleted from under it, and it dies with its process, so a killed run never leaves it stale.
 * :func:`config_fingerprint` hashes the canonical JSON of a run's config; ``run.json`` stores it,
   and :func:`stored_config` refuses a ``run.json`` whose config no longer matches it (edited by
   hand), because the records already on disk were produced under the original one.
@@ -44,27 +45,63 @@ class RunInUseError(MimesisGymError):
 
 
 class RunLock:
-    """An exclusive, non-blocking ``flock`` on ``<out>/.lock`` (context manager)."""
+    """An exclusive, non-blocking ``flock`` on the run directory ``out`` (context manager).
+
+    The lock is taken on an open descriptor of the directory, not on a file inside it: deleting
+    ``<out>/.lock`` (or anything else) during a run cannot release it, and the kernel drops it when
+    the holder exits, however it exits. ``<out>/.lock`` is recreated to hold the holder's pid, for a
+    person to read. On a file system that cannot lock a directory (NFS refuses ``flock`` on a
+    descriptor not open for writing) the lock falls back to ``<out>/.lock`` itself, which a
+    deletion during the run does release.
+    """
 
     def __init__(self, out: Path) -> None:
+        self.out = out
         self.path = out / ".lock"
         self._fd: int | None = None
 
     def acquire(self) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        """Take the lock; :class:`RunInUseError` at once when another process holds it."""
+        fd = os.open(self.out, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            self._lock(fd)
+        except OSError as error:
+            os.close(fd)
+            if error.errno not in DIRECTORY_LOCK_UNSUPPORTED:
+                raise
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                self._lock(fd)
+            except BaseException:
+                os.close(fd)
+                raise
+        self._fd = fd
+        self._note_pid()
+
+    def _lock(self, fd: int) -> None:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as error:
-            os.close(fd)
             if error.errno in (errno.EAGAIN, errno.EACCES):
                 raise RunInUseError(
-                    f"{self.path.parent} is in use by another mimesis-gym process; wait for it to finish "
-                    "or use another --out"
+                    f"{self.out} is in use by another mimesis-gym process; wait for it to finish or use another --out"
                 ) from None
             raise
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        self._fd = fd
+
+    def _note_pid(self) -> None:
+        """Write this process's pid to ``<out>/.lock`` (recreated if it was deleted); informational, so
+        a failure (a full disk) is ignored."""
+        try:
+            note = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
+        except OSError:
+            return
+        try:
+            os.ftruncate(note, 0)
+            os.write(note, f"{os.getpid()}\n".encode())
+        except OSError:
+            pass
+        finally:
+            os.close(note)
 
     def release(self) -> None:
         if self._fd is not None:
@@ -78,6 +115,10 @@ class RunLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+DIRECTORY_LOCK_UNSUPPORTED = frozenset({errno.EBADF, errno.EINVAL, errno.ENOLCK, errno.EOPNOTSUPP})
+"""``flock`` errors of a file system that cannot lock a directory descriptor (NFS: ``EBADF``)."""
 
 
 def config_fingerprint(config: Mapping[str, Any]) -> str:

@@ -728,10 +728,11 @@ async def run_eval(
 
     Before anything is written, ``preflight`` probes every user, judge and agent endpoint
     (:mod:`~mimesis_gym.evaluation.preflight`) and raises the first unusable one's
-    :class:`~mimesis_gym.core.errors.EndpointUnavailableError`. The run holds ``<out>/.lock`` while
-    it runs (:class:`~mimesis_gym.evaluation.rundir.RunInUseError` for a second process), and
-    ``run.json`` stores the config's fingerprint; a resume refuses a config that differs from the
-    stored one other than in :data:`~mimesis_gym.evaluation.rundir.RESUME_ADJUSTABLE` settings.
+    :class:`~mimesis_gym.core.errors.EndpointUnavailableError`. The run holds a lock on ``out``
+    while it runs (:class:`~mimesis_gym.evaluation.rundir.RunLock`;
+    :class:`~mimesis_gym.evaluation.rundir.RunInUseError` for a second process), and ``run.json``
+    stores the config's fingerprint; a resume refuses a config that differs from the stored one
+    other than in :data:`~mimesis_gym.evaluation.rundir.RESUME_ADJUSTABLE` settings.
 
     An endpoint that becomes unusable mid-run (one never probed, e.g. with ``preflight=False``)
     stops the run: running episodes are cancelled (not recorded), ``run.json`` gets status
