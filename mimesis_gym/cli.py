@@ -348,7 +348,7 @@ def _names(text: str | None) -> list[str] | None:
 
 def _given_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The run settings this command line states (``None``: not given, the stored/default value stands)."""
-    envs = _names(args.envs) if args.envs and args.envs != "all" else None
+    envs = ENV_TABLE.canonical_names(_names(args.envs) or ()) if args.envs and args.envs != "all" else None
     return {
         "agents": _names(args.agent),
         "users": _names(args.users),

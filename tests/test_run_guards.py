@@ -168,6 +168,28 @@ def test_repeated_names_collapse(tmp_path, capsys):
     assert (meta["config"]["agents"], meta["config"]["envs"], meta["plan"]["units"]) == (["oracle"], ["function"], 1)
 
 
+def test_one_env_named_two_ways_plays_once(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main([*BASE, "--out", str(out), "--envs", "function,FUNCTION,mimesis/FunctionGym-v0"]) == 0
+    meta = json.loads((out / "run.json").read_text())
+    assert (meta["config"]["envs"], meta["plan"]["units"]) == (["function"], 1)
+    assert len(ResultsStore(out / "episodes.jsonl").read()) == 1
+    # a resume may name it either way too: the same run, nothing played twice
+    assert main(["eval", "--resume", "--out", str(out), "--envs", "mimesis/FunctionGym-v0", "--no-progress"]) == 0
+    assert len(ResultsStore(out / "episodes.jsonl").read()) == 1
+
+
+def test_a_run_stored_with_an_env_id_resumes_under_its_short_name(finished_run, capsys):
+    path = finished_run / "run.json"
+    meta = json.loads(path.read_text())
+    meta["config"]["envs"] = ["mimesis/FunctionGym-v0", "function"]  # as earlier versions stored --envs
+    meta["config_fingerprint"] = config_fingerprint(meta["config"])
+    path.write_text(json.dumps(meta))
+    assert main(["eval", "--resume", "--out", str(finished_run), "--envs", "function", "--no-progress"]) == 0
+    assert len(ResultsStore(finished_run / "episodes.jsonl").read()) == 1
+    assert json.loads(path.read_text())["config"]["envs"] == ["function"]
+
+
 @pytest.mark.parametrize(
     ("arg", "message"),
     [

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mimesis_gym.core.errors import ConfigurationError, MimesisGymError
+from mimesis_gym.envs import ENV_TABLE
 
 __all__ = [
     "RESUME_ADJUSTABLE",
@@ -128,7 +129,12 @@ def config_fingerprint(config: Mapping[str, Any]) -> str:
 
 
 def stored_config(out: Path) -> dict[str, Any]:
-    """The config in ``<out>/run.json``; :class:`ConfigurationError` when missing, unreadable or edited."""
+    """The config in ``<out>/run.json``; :class:`ConfigurationError` when missing, unreadable or edited.
+
+    Its ``envs`` come back written the way :class:`~mimesis_gym.evaluation.runner.EvalConfig` writes
+    them (:meth:`~mimesis_gym.envs.table.EnvTable.canonical_names`), so a run stored with an env's id
+    or a repeated env resumes, and compares with today's names, unchanged.
+    """
     path = out / "run.json"
     if not path.is_file():
         raise ConfigurationError(f"--resume needs --out pointing at an earlier run; {path} does not exist")
@@ -143,6 +149,8 @@ def stored_config(out: Path) -> dict[str, Any]:
             f"{path}: the config was edited after the run started (its fingerprint no longer matches); the "
             "records on disk were made under the original config: start a new run with another --out"
         )
+    if isinstance(config, dict) and isinstance(config.get("envs"), list):
+        config = {**config, "envs": ENV_TABLE.canonical_names(map(str, config["envs"]))}
     return config
 
 

@@ -69,7 +69,10 @@ logger = logging.getLogger(__name__)
 class EvalConfig(BaseModel):
     """Everything that defines a run; stored in ``run.json`` and reused by ``--resume``.
 
-    Numbers are range-checked and repeated names in ``envs``/``agents``/``users`` collapse to one.
+    Numbers are range-checked and repeated names in ``agents``/``users`` collapse to one. Each env
+    of ``envs`` is written one way (:meth:`~mimesis_gym.envs.table.EnvTable.canonical_names`: a
+    table env's short name, another registered env's id) and kept once, so an env named two ways
+    (``turtle``, ``TURTLE``, ``mimesis/TurtleGym-v0``) is planned and played once.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -103,10 +106,15 @@ class EvalConfig(BaseModel):
     workers: int = Field(1, ge=1, description="worker processes (spawned); this process stays the only writer")
     ray_address: str | None = Field(None, description="run the workers as Ray actors on this cluster (extra `ray`)")
 
-    @field_validator("envs", "agents", "users")
+    @field_validator("agents", "users")
     @classmethod
     def _collapse_repeats(cls, names: list[str]) -> list[str]:
         return list(dict.fromkeys(name.strip() for name in names))
+
+    @field_validator("envs")
+    @classmethod
+    def _canonical_envs(cls, names: list[str]) -> list[str]:
+        return ENV_TABLE.canonical_names(names)
 
     def env_kwargs(self, env: str) -> dict[str, Any]:
         """The kwargs of env ``env`` (short name): upstream data when ``data_dir`` is set, then overrides."""
