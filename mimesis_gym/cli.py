@@ -93,6 +93,10 @@ def _usage(message: str) -> NoReturn:
     raise UsageError(message)
 
 
+def _stderr_line(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
 def _env_id(name: str) -> str:
     """A conversation env's id from an id or a short name (``function``); :class:`UsageError` naming the known ones."""
     try:
@@ -457,6 +461,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     )
     if args.resume and not args.out:
         _usage("--resume needs --out pointing at an earlier run")
+    if args.skip_corrupt and not args.resume:
+        _usage("--skip-corrupt reads past corrupt lines of an earlier run's episodes.jsonl: use it with --resume")
     if out.exists() and not out.is_dir():
         _usage(f"--out {out} is a file, not a directory")
     config = eval_config(args, out)
@@ -474,7 +480,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                 handle_signals=True,
                 drain_timeout=args.drain_timeout,
                 preflight=not args.no_preflight,
-                log=lambda line: print(line, file=sys.stderr),
+                log=_stderr_line,
+                skip_corrupt=args.skip_corrupt,
             )
         )
     except Interrupted as stopped:
@@ -488,7 +495,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     print(f"results in {out}; the report page: {out / 'report.html'} (or `mimesis-gym view {out}`)", file=sys.stderr)
     if counts.get("agent_error") or counts.get("env_error"):
         return EXIT_RUN_ERRORS
-    empty = all_user_failure_cells(list(ResultsStore(out / "episodes.jsonl").latest().values()))
+    records = ResultsStore(out / "episodes.jsonl", skip_corrupt=args.skip_corrupt).latest().values()
+    empty = all_user_failure_cells(list(records))
     for agent, user, env in empty:
         print(f"every episode of agent {agent}, user {user}, env {env} is a user failure", file=sys.stderr)
     return EXIT_ALL_USER_FAILURES if empty else 0
@@ -519,7 +527,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
         in_run = any(out.resolve() == run.resolve() for run in runs)
         try:
             with RunLock(out) if in_run else contextlib.nullcontext():
-                report_runs(runs, out, mode=args.user_failures, force=args.force)
+                report_runs(
+                    runs, out, mode=args.user_failures, force=args.force, skip_corrupt=args.skip_corrupt,
+                    log=_stderr_line,
+                )  # fmt: skip
         except (ValueError, OSError, KeyError) as error:
             _usage(str(error))
         print((out / "summary.md").read_text(encoding="utf-8"), end="")
@@ -813,6 +824,9 @@ def _cmd_verl_data(args: argparse.Namespace) -> int:
     return 0
 
 
+SKIP_CORRUPT_HELP = "skip (and count on stderr) lines of episodes.jsonl that hold no valid record"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="mimesis-gym", description="Conversation environments with simulated users (MIMESIS / UserRL)."
@@ -919,6 +933,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("--out", help="output directory (default runs/eval-<UTC time>)")
     ev.add_argument("--resume", action="store_true", help="continue the run in --out")
+    ev.add_argument("--skip-corrupt", action="store_true", help=SKIP_CORRUPT_HELP + "; their episodes play again")
     ev.add_argument("--no-progress", action="store_true")
     ev.add_argument(
         "--drain-timeout", type=_float_in(0.0), default=60.0, help="seconds running episodes get after Ctrl-C"
@@ -930,6 +945,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--from-scores", metavar="FILE.csv", help="columns user, agent, the eight envs (×100)")
     report.add_argument("--user-failures", choices=["exclude", "include"], help="default: the runs' mode")
     report.add_argument("--force", action="store_true", help="merge runs whose plans differ")
+    report.add_argument("--skip-corrupt", action="store_true", help=SKIP_CORRUPT_HELP)
     report.add_argument("--out", help="output directory (default: the RUN_DIR when there is one)")
     report.add_argument("--weights", help="Avg weights, e.g. travel=471,turtle=48,… (default: upstream test counts)")
     report.set_defaults(run=_cmd_report)
@@ -974,6 +990,7 @@ def build_parser() -> argparse.ArgumentParser:
     gather.add_argument("--top-k", type=_int_at_least(1), help="best records kept per env and task (agent default 1)")
     gather.add_argument("--min-score", type=float, help="keep records whose episode score is at least this")
     gather.add_argument("--side", choices=["agent", "user"], default="agent", help="whose turns carry the loss")
+    gather.add_argument("--skip-corrupt", action="store_true", help=SKIP_CORRUPT_HELP)
     gather.set_defaults(run=_cmd_collect)
 
     commands.add_parser(
@@ -1015,7 +1032,10 @@ def _cmd_collect(args: argparse.Namespace) -> int:
     if args.min_score is not None and not math.isfinite(args.min_score):
         _usage(f"--min-score must be a finite number, got {args.min_score}")
     try:
-        counts = collect(args.run_dirs, args.out, side=args.side, top_k=args.top_k, min_score=args.min_score)
+        counts = collect(
+            args.run_dirs, args.out, side=args.side, top_k=args.top_k, min_score=args.min_score,
+            skip_corrupt=args.skip_corrupt, log=_stderr_line,
+        )  # fmt: skip
     except OSError as error:
         _usage(f"--out {args.out} cannot be written: {error.strerror or error}")
     print(

@@ -133,6 +133,49 @@ def test_a_lock_left_by_a_dead_process_does_not_block(finished_run, lock_holder,
     assert (finished_run / ".lock").read_text().strip() == str(os.getpid())
 
 
+def corrupt_a_middle_line(run):
+    """Line 2 of a three-record run becomes a valid JSON object that is not a record."""
+    path = run / "episodes.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    assert len(lines) == 3
+    lines[1] = '{"schema_version": 1, "note": "not a record"}\n'
+    path.write_text("".join(lines))
+    return path
+
+
+def test_a_corrupt_middle_line_is_named_with_its_repairs(tmp_path, capsys):
+    run = tmp_path / "run"
+    assert main([*BASE, "--limit", "3", "--out", str(run)]) == 0
+    capsys.readouterr()
+    path = corrupt_a_middle_line(run)
+    before = path.read_text()
+    for command in (["eval", "--resume", "--out", str(run), "--no-progress"], ["report", str(run)]):
+        assert main(command) == 2
+        line = one_line(capsys)
+        assert f"{path}:2: not an episode record (missing run_id, agent, user, judge and " in line
+        assert "delete that line" in line and "--skip-corrupt" in line
+    assert path.read_text() == before  # nothing cut, nothing appended
+    assert json.loads((run / "run.json").read_text())["status"] == "complete"
+    assert main(["eval", "--out", str(tmp_path / "new"), "--skip-corrupt", *BASE[1:]]) == 2
+    assert "use it with --resume" in one_line(capsys)
+
+
+def test_skip_corrupt_skips_counts_and_replays_the_lost_episode(tmp_path, capsys):
+    run = tmp_path / "run"
+    assert main([*BASE, "--limit", "3", "--out", str(run)]) == 0
+    capsys.readouterr()
+    path = corrupt_a_middle_line(run)
+    assert main(["eval", "--resume", "--out", str(run), "--no-progress", "--skip-corrupt"]) == 0
+    err = capsys.readouterr().err
+    assert f"skipped 1 corrupt line(s) of {path} (line 2); their episodes play again" in err
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["resumes"][-1]["skipped_corrupt_lines"] == [2] and meta["resumes"][-1]["run"] == 1
+    store = ResultsStore(path, skip_corrupt=True)
+    assert len(store.latest()) == 3 and store.skipped == (2,)  # the lost episode was played again
+    assert main(["report", str(run), "--skip-corrupt"]) == 0
+    assert f"skipped 1 corrupt line(s) of {path} (line 2)" in capsys.readouterr().err
+
+
 # ---------------------------------------------------------------- values and names
 
 

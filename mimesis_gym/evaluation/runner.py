@@ -46,7 +46,7 @@ from mimesis_gym.evaluation.records import EpisodeRecord, StepRecord, UserFailur
 from mimesis_gym.evaluation.report import write_summary
 from mimesis_gym.evaluation.rundir import RunLock, check_resume_overrides, config_fingerprint, stored_config
 from mimesis_gym.evaluation.sections import Section, SummaryRow
-from mimesis_gym.evaluation.store import ResultsStore, parse_record, serialise_record
+from mimesis_gym.evaluation.store import ResultsStore, parse_record, serialise_record, skipped_note
 from mimesis_gym.users.registry import make_chat_model, resolve_user
 
 __all__ = [
@@ -504,10 +504,20 @@ def _summarise_and_write(
     return sections
 
 
-def report_runs(run_dirs: Sequence[Path], out: Path, *, mode: str | None = None, force: bool = False) -> list[Section]:
+def report_runs(
+    run_dirs: Sequence[Path],
+    out: Path,
+    *,
+    mode: str | None = None,
+    force: bool = False,
+    skip_corrupt: bool = False,
+    log: Callable[[str], None] | None = None,
+) -> list[Section]:
     """Merge the records of several runs into one summary (rows = agents, sections = users).
 
-    Runs whose planned task counts or turn caps differ are refused unless ``force``.
+    Runs whose planned task counts or turn caps differ are refused unless ``force``. A corrupt line
+    of a run's ``episodes.jsonl`` raises :class:`~mimesis_gym.evaluation.store.CorruptRecordError`;
+    with ``skip_corrupt`` it is skipped and reported through ``log`` (default: a warning).
     """
     records: dict[str, EpisodeRecord] = {}
     planned: dict[str, int] = {}
@@ -523,7 +533,10 @@ def report_runs(run_dirs: Sequence[Path], out: Path, *, mode: str | None = None,
         planned.update(meta["plan"]["tasks"])
         judge = judge or meta["config"].get("judge")
         chosen_mode = chosen_mode or meta["config"].get("user_failures", "exclude")
-        records.update(ResultsStore(run_dir / "episodes.jsonl").latest())
+        store = ResultsStore(run_dir / "episodes.jsonl", skip_corrupt=skip_corrupt)
+        records.update(store.latest())
+        if store.skipped:
+            (log or logger.warning)(skipped_note(store.path, store.skipped))
     return _summarise_and_write(list(records.values()), planned, chosen_mode or "exclude", judge, out)
 
 
@@ -731,6 +744,7 @@ async def run_eval(
     drain_timeout: float = 60.0,
     preflight: bool = True,
     log: Callable[[str], None] | None = None,
+    skip_corrupt: bool = False,
 ) -> tuple[list[Section], dict[str, int]]:
     """Run (or resume) an evaluation into ``out``; returns the summary sections and status counts.
 
@@ -741,6 +755,11 @@ async def run_eval(
     :class:`~mimesis_gym.evaluation.rundir.RunInUseError` for a second process), and ``run.json``
     stores the config's fingerprint; a resume refuses a config that differs from the stored one
     other than in :data:`~mimesis_gym.evaluation.rundir.RESUME_ADJUSTABLE` settings.
+
+    A resume reads the records already in ``out``: a corrupt line (not a torn last one, which is cut)
+    raises :class:`~mimesis_gym.evaluation.store.CorruptRecordError` before anything is written; with
+    ``skip_corrupt`` such lines are skipped (their episodes play again), reported through ``log``
+    and listed in ``run.json``'s resume entry (``skipped_corrupt_lines``).
 
     An endpoint that becomes unusable mid-run (one never probed, e.g. with ``preflight=False``)
     stops the run: running episodes are cancelled (not recorded), ``run.json`` gets status
@@ -766,7 +785,7 @@ async def run_eval(
     with RunLock(out):
         return await _run_locked(
             config, out, units, planned, parties, resume=resume, progress=progress, argv=argv,
-            handle_signals=handle_signals, drain_timeout=drain_timeout,
+            handle_signals=handle_signals, drain_timeout=drain_timeout, skip_corrupt=skip_corrupt, log=log,
         )  # fmt: skip
 
 
@@ -798,6 +817,8 @@ async def _run_locked(
     argv: Sequence[str],
     handle_signals: bool,
     drain_timeout: float,
+    skip_corrupt: bool,
+    log: Callable[[str], None] | None,
 ) -> tuple[list[Section], dict[str, int]]:
     stop = asyncio.Event()
     received: list[int] = []
@@ -810,7 +831,7 @@ async def _run_locked(
             for task in tasks:
                 task.cancel()
 
-    store = ResultsStore(out / "episodes.jsonl")
+    store = ResultsStore(out / "episodes.jsonl", skip_corrupt=skip_corrupt)
     config_json = config.model_dump(mode="json")
     meta: dict[str, Any]
     if resume:
@@ -836,6 +857,9 @@ async def _run_locked(
     todo = [unit for unit in units if unit.key not in finished]
     if resume:
         meta["resumes"].append({"at": _now(), "skipped": len(units) - len(todo), "run": len(todo)})
+        if store.skipped:
+            meta["resumes"][-1]["skipped_corrupt_lines"] = list(store.skipped)
+            (log or logger.warning)(f"{skipped_note(store.path, store.skipped)}; their episodes play again")
     _write_run_json(out, meta)
 
     loop = asyncio.get_running_loop()
