@@ -453,7 +453,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     import signal
     from pathlib import Path
 
-    from mimesis_gym.evaluation.runner import Interrupted, all_user_failure_cells, run_eval
+    from mimesis_gym.evaluation.runner import Interrupted, all_user_failure_cells, build_plan, run_eval
     from mimesis_gym.evaluation.store import ResultsStore
 
     out = (
@@ -468,6 +468,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     config = eval_config(args, out)
     created = not out.exists()
     if not args.resume:
+        build_plan(config)  # the envs, --env-arg and --data-dir's files: checked before --out is created
         _check_out_dir(out)
     try:
         _, counts = asyncio.run(

@@ -248,6 +248,17 @@ def test_bad_env_args_are_reported_before_the_run(tmp_path, capsys, arg, message
     assert not (tmp_path / "run" / "run.json").exists()
 
 
+def test_a_data_dir_without_the_upstream_data_is_one_line_and_writes_nothing(tmp_path, capsys):
+    wrong = tmp_path / "not-userrl"
+    wrong.mkdir()
+    out = tmp_path / "runs" / "run"
+    assert main([*BASE, "--envs", "turtle", "--data-dir", str(wrong), "--out", str(out)]) == 2
+    line = one_line(capsys)
+    assert f"TurtleGym (pack='upstream') reads its files under {wrong.resolve()}, which holds none" in line
+    assert "gyms/TurtleGym/turtlegym/data/all_stories_refined.json" in line and "--data-dir" in line
+    assert not (tmp_path / "runs").exists()  # checked before the run directory (or its parent) is made
+
+
 def test_unusable_out_directories_are_usage_errors(tmp_path, capsys):
     a_file = tmp_path / "file.txt"
     a_file.write_text("x")
