@@ -3,8 +3,9 @@
 Exit codes: 0 success; 1 a check failed; 2 a usage or configuration error (one line on stderr, no
 traceback: a bad flag or value, an unknown alias, an unusable endpoint found by the pre-flight, a
 run directory in use); 3 a run finished with agent or env errors; 4 a run in which some (agent,
-user, env) cell is nothing but user failures; 130/143 interrupted by SIGINT/SIGTERM (``view``, which
-runs until stopped, exits 0 on either).
+user, env) cell is nothing but user failures; 74 a run stopped by a full disk (one line on stderr;
+``run.json`` marked interrupted where it could still be written: free space and ``--resume``);
+130/143 interrupted by SIGINT/SIGTERM (``view``, which runs until stopped, exits 0 on either).
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ import mimesis_gym
 from mimesis_gym.core.errors import ConfigurationError, MimesisGymError, validation_problems
 from mimesis_gym.envs import ENV_IDS, ENV_TABLE, EnvEntry
 
-__all__ = ["EXIT_ALL_USER_FAILURES", "EXIT_RUN_ERRORS", "EXIT_USAGE", "UsageError", "main"]
+__all__ = ["EXIT_ALL_USER_FAILURES", "EXIT_DISK_FULL", "EXIT_RUN_ERRORS", "EXIT_USAGE", "UsageError", "main"]
 
 EXIT_USAGE = 2
 EXIT_RUN_ERRORS = 3
 EXIT_ALL_USER_FAILURES = 4
+EXIT_DISK_FULL = 74
+"""A run stopped by a full disk (``EX_IOERR`` of sysexits.h): resumable, like an interrupted run."""
 
 
 class UsageError(ConfigurationError):
@@ -453,6 +456,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     import signal
     from pathlib import Path
 
+    from mimesis_gym.evaluation.rundir import DiskFullError
     from mimesis_gym.evaluation.runner import Interrupted, all_user_failure_cells, build_plan, run_eval
     from mimesis_gym.evaluation.store import ResultsStore
 
@@ -488,6 +492,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     except Interrupted as stopped:
         print(f"interrupted; resume with: mimesis-gym eval --resume --out {out}", file=sys.stderr)
         return 130 if stopped.signum == signal.SIGINT else 143
+    except DiskFullError as error:
+        print(f"mimesis-gym eval: {error}", file=sys.stderr)
+        return EXIT_DISK_FULL
     except MimesisGymError:
         if created and not any(out.iterdir()):
             out.rmdir()  # stopped before anything was written (e.g. by the pre-flight): leave no trace

@@ -1,11 +1,13 @@
 """A run is never mixed, duplicated or silently wrong; command-line mistakes are one line and exit 2."""
 
+import errno
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -174,6 +176,112 @@ def test_skip_corrupt_skips_counts_and_replays_the_lost_episode(tmp_path, capsys
     assert len(store.latest()) == 3 and store.skipped == (2,)  # the lost episode was played again
     assert main(["report", str(run), "--skip-corrupt"]) == 0
     assert f"skipped 1 corrupt line(s) of {path} (line 2)" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- a full disk (ENOSPC injected at the write)
+
+
+def disk_full() -> OSError:
+    return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def fill_disk_at_record(monkeypatch, n: int) -> None:
+    """The store's n-th write gets half its bytes onto the disk, and every write after it finds the disk full."""
+    import mimesis_gym.evaluation.store as store
+
+    writes = []
+
+    class FullDiskOs:
+        def __getattr__(self, name):
+            return getattr(os, name)
+
+        @staticmethod
+        def write(fd, data):
+            writes.append(len(data))
+            if len(writes) < n:
+                return os.write(fd, data)
+            if len(writes) == n:
+                return os.write(fd, bytes(data[: len(data) // 2]))
+            raise disk_full()
+
+    monkeypatch.setattr(store, "os", FullDiskOs())
+
+
+def fill_disk_on(monkeypatch, name: str, *, stays_full: bool = False) -> None:
+    """Writing the file ``name`` gets half its text onto the disk, then finds the disk full; with
+    ``stays_full`` every later ``write_text`` fails too (nothing was freed)."""
+    real = Path.write_text
+    full = []
+
+    def write_text(self, data, *args, **kwargs):
+        if self.name == name or (full and stays_full):
+            full.append(self.name)
+            real(self, data[: len(data) // 2], *args, **kwargs)
+            raise disk_full()
+        return real(self, data, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", write_text)
+
+
+def disk_full_line(capsys) -> str:
+    line = one_line(capsys)
+    assert line.startswith("mimesis-gym eval: disk full (no space left on device) writing "), line
+    return line
+
+
+def no_temp_files(out: Path) -> bool:
+    return not list(out.rglob("*.tmp"))
+
+
+def eval_on_a_full_disk(monkeypatch, capsys, out: Path, name: str, *, stays_full: bool = False) -> str:
+    """A new run whose write of the file ``name`` finds the disk full: exit 74 and its one line."""
+    fill_disk_on(monkeypatch, name, stays_full=stays_full)
+    assert main([*BASE, "--out", str(out)]) == 74
+    return disk_full_line(capsys)
+
+
+def test_a_full_disk_while_recording_stops_the_run_resumably(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "run"
+    fill_disk_at_record(monkeypatch, 2)
+    assert main([*BASE, "--limit", "3", "--out", str(out)]) == 74
+    line = disk_full_line(capsys)
+    assert f"writing {out / 'episodes.jsonl'}; run.json marked interrupted; free space and rerun with --resume" in line
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["status"] == "interrupted" and "disk full" in meta["error"]
+    assert len(ResultsStore(out / "episodes.jsonl").read()) == 1  # the torn second record was cut back
+    assert (out / "episodes.jsonl").read_text().endswith("\n") and no_temp_files(out)
+    monkeypatch.undo()
+    assert main(["eval", "--resume", "--out", str(out), "--no-progress"]) == 0
+    keys = [record.key for record in ResultsStore(out / "episodes.jsonl").read()]
+    assert len(keys) == len(set(keys)) == 3
+
+
+def test_a_full_disk_while_writing_the_report_leaves_no_temp_file(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "run"
+    line = eval_on_a_full_disk(monkeypatch, capsys, out, "report.html.tmp")
+    assert f"writing {out / 'report.html'}; run.json marked interrupted; free space and rerun with --resume" in line
+    assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
+    assert no_temp_files(out) and not (out / "report.html").exists()
+    monkeypatch.undo()
+    assert main(["eval", "--resume", "--out", str(out), "--no-progress"]) == 0
+    assert (out / "report.html").is_file() and json.loads((out / "run.json").read_text())["status"] == "complete"
+
+
+def test_a_full_disk_that_also_refuses_run_json_says_so(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "run"
+    line = eval_on_a_full_disk(monkeypatch, capsys, out, "summary.json.tmp", stays_full=True)
+    assert f"writing {out / 'summary.json'}; run.json could not be updated (it still says 'running')" in line
+    assert "free space and rerun with --resume" in line
+    assert json.loads((out / "run.json").read_text())["status"] == "running" and no_temp_files(out)
+    monkeypatch.undo()
+    assert main(["eval", "--resume", "--out", str(out), "--no-progress"]) == 0
+
+
+def test_a_full_disk_before_run_json_exists_says_to_start_again(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "run"
+    line = eval_on_a_full_disk(monkeypatch, capsys, out, "run.json.tmp")
+    assert f"writing {out / 'run.json'}; run.json could not be written; free space, delete {out} and run again" in line
+    assert not (out / "run.json").exists() and no_temp_files(out)
 
 
 # ---------------------------------------------------------------- values and names

@@ -9,6 +9,9 @@
   hand), because the records already on disk were produced under the original one.
 * :func:`check_resume_overrides` refuses command-line settings that would change what a resumed
   run plays (its agents, envs, turn cap, …); only how fast it runs may change.
+* :func:`write_text_atomic` writes a run's files (``run.json``, the summaries, ``report.html``)
+  whole or not at all, leaving no ``*.tmp`` behind; :class:`DiskFullError` is how a run stopped by a
+  full disk (``ENOSPC``) says so.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +31,14 @@ from mimesis_gym.envs import ENV_TABLE
 
 __all__ = [
     "RESUME_ADJUSTABLE",
+    "DiskFullError",
     "RunInUseError",
     "RunLock",
     "check_resume_overrides",
     "config_fingerprint",
+    "is_disk_full",
     "stored_config",
+    "write_text_atomic",
 ]
 
 RESUME_ADJUSTABLE = frozenset(
@@ -43,6 +50,42 @@ computed from the same records); never what is played."""
 
 class RunInUseError(MimesisGymError):
     """Another process holds the run directory."""
+
+
+class DiskFullError(MimesisGymError):
+    """A run stopped because a write into its directory found the disk full (``ENOSPC``).
+
+    The message is one line: what failed, the path, what became of ``run.json`` and how to go on.
+    ``path`` is the file whose write failed (``None`` when unknown) and ``marked`` whether ``run.json``
+    could still be set to ``interrupted``.
+    """
+
+    def __init__(self, message: str, *, path: str | None, marked: bool) -> None:
+        super().__init__(message)
+        self.path, self.marked = path, marked
+
+
+def is_disk_full(error: BaseException) -> bool:
+    """Whether ``error`` is an ``OSError`` with ``errno.ENOSPC`` (no space left on the device)."""
+    return isinstance(error, OSError) and error.errno == errno.ENOSPC
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` whole or not at all: into ``<path>.tmp``, then renamed over ``path``.
+
+    On any failure the temporary file is removed and the error propagates; an ``OSError`` without a
+    file name (a failed ``write`` of an open file) gets ``path`` as its ``filename``.
+    """
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8", newline="")
+        os.replace(tmp, path)
+    except BaseException as error:
+        with suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        if isinstance(error, OSError) and error.filename is None:
+            error.filename = str(path)
+        raise
 
 
 class RunLock:

@@ -44,7 +44,15 @@ from mimesis_gym.evaluation.progress import EpisodeProgress, open_progress
 from mimesis_gym.evaluation.ray_workers import run_units_on_ray
 from mimesis_gym.evaluation.records import EpisodeRecord, StepRecord, UserFailureRecord, unit_key
 from mimesis_gym.evaluation.report import write_summary
-from mimesis_gym.evaluation.rundir import RunLock, check_resume_overrides, config_fingerprint, stored_config
+from mimesis_gym.evaluation.rundir import (
+    DiskFullError,
+    RunLock,
+    check_resume_overrides,
+    config_fingerprint,
+    is_disk_full,
+    stored_config,
+    write_text_atomic,
+)
 from mimesis_gym.evaluation.sections import Section, SummaryRow
 from mimesis_gym.evaluation.store import ResultsStore, parse_record, serialise_record, skipped_note
 from mimesis_gym.users.registry import make_chat_model, resolve_user
@@ -551,9 +559,29 @@ def is_unavailable_payload(payload: str) -> bool:
 
 
 def _write_run_json(out: Path, meta: dict[str, Any]) -> None:
-    tmp = out / "run.json.tmp"
-    tmp.write_text(json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, out / "run.json")
+    write_text_atomic(out / "run.json", json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def _stopped_by_full_disk(out: Path, error: OSError) -> DiskFullError:
+    """Mark the run ``interrupted`` in ``run.json`` where that can still be written; the one-line error."""
+    where = str(error.filename) if error.filename is not None else None
+    failed = f"disk full (no space left on device) writing {where or f'into {out}'}"
+    if not (out / "run.json").is_file():
+        return DiskFullError(
+            f"{failed}; run.json could not be written; free space, delete {out} and run again", path=where, marked=False
+        )
+    status = None
+    try:
+        meta = json.loads((out / "run.json").read_text(encoding="utf-8"))
+        status = meta.get("status")
+        meta.update(status="interrupted", finished_at=_now(), error=failed)
+        _write_run_json(out, meta)
+        state, marked = "run.json marked interrupted", True
+    except (OSError, ValueError):
+        state, marked = "run.json could not be updated" + (f" (it still says {status!r})" if status else ""), False
+    return DiskFullError(
+        f"{failed}; {state}; free space and rerun with --resume (--out {out})", path=where, marked=marked
+    )
 
 
 class RunParties:
@@ -761,6 +789,12 @@ async def run_eval(
     ``skip_corrupt`` such lines are skipped (their episodes play again), reported through ``log``
     and listed in ``run.json``'s resume entry (``skipped_corrupt_lines``).
 
+    A full disk (``ENOSPC`` on any write: a record, ``run.json``, the summary or ``report.html``) stops
+    the run: running episodes are cancelled (not recorded), the record being written is cut back, no
+    ``*.tmp`` file is left, ``run.json`` is marked ``interrupted`` where it can still be written, and
+    :class:`~mimesis_gym.evaluation.rundir.DiskFullError` says what failed and how to go on
+    (``--resume`` once there is space).
+
     An endpoint that becomes unusable mid-run (one never probed, e.g. with ``preflight=False``)
     stops the run: running episodes are cancelled (not recorded), ``run.json`` gets status
     ``failed`` and the error propagates; ``--resume`` continues once the endpoint is fixed.
@@ -783,10 +817,15 @@ async def run_eval(
             (log or logger.info)(result.line())
     out.mkdir(parents=True, exist_ok=True)
     with RunLock(out):
-        return await _run_locked(
-            config, out, units, planned, parties, resume=resume, progress=progress, argv=argv,
-            handle_signals=handle_signals, drain_timeout=drain_timeout, skip_corrupt=skip_corrupt, log=log,
-        )  # fmt: skip
+        try:
+            return await _run_locked(
+                config, out, units, planned, parties, resume=resume, progress=progress, argv=argv,
+                handle_signals=handle_signals, drain_timeout=drain_timeout, skip_corrupt=skip_corrupt, log=log,
+            )  # fmt: skip
+        except OSError as error:
+            if not is_disk_full(error):
+                raise
+            raise _stopped_by_full_disk(out, error) from error
 
 
 def check_recorded_units_planned(recorded: Iterable[str], units: Sequence[WorkUnit], out: Path) -> None:
@@ -905,6 +944,11 @@ async def _run_locked(
             await asyncio.gather(*tasks, return_exceptions=True)
             meta.update(status="failed", finished_at=_now(), error=str(error))
             _write_run_json(out, meta)
+            raise
+        except OSError:  # e.g. a full disk: stop every episode, then run_eval reports it
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
             raise
         finally:
             if bar is not None:

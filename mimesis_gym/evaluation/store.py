@@ -19,6 +19,7 @@ import json
 import logging
 import os
 from collections.abc import Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import TypeVar
 
@@ -175,10 +176,24 @@ class ResultsStore:
         return set(latest)
 
     def _append_sync(self, line: str) -> None:
-        with self.path.open("a", encoding="utf-8") as handle:
-            handle.write(line)
-            handle.flush()
-            os.fsync(handle.fileno())
+        """Append ``line`` and fsync it; on failure (a full disk) cut the file back to its old end, so no
+        torn record stays behind, and raise the ``OSError`` with this file's path as ``filename``."""
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        try:
+            end = os.fstat(fd).st_size
+            try:
+                rest = memoryview(line.encode("utf-8"))
+                while rest:  # one write unless the disk fills up part-way
+                    rest = rest[os.write(fd, rest) :]
+                os.fsync(fd)
+            except OSError as error:
+                with suppress(OSError):
+                    os.ftruncate(fd, end)
+                if error.filename is None:
+                    error.filename = str(self.path)
+                raise
+        finally:
+            os.close(fd)
 
     async def append(self, record: EpisodeRecord) -> None:
         """Append one record durably (the single writer; safe for concurrent episodes)."""
