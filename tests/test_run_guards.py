@@ -178,6 +178,26 @@ def test_skip_corrupt_skips_counts_and_replays_the_lost_episode(tmp_path, capsys
     assert f"skipped 1 corrupt line(s) of {path} (line 2)" in capsys.readouterr().err
 
 
+def test_where_a_directory_cannot_be_locked_the_lock_file_is(tmp_path, monkeypatch):
+    import fcntl
+    import stat
+
+    from mimesis_gym.evaluation.rundir import RunInUseError, RunLock
+
+    real = fcntl.flock
+
+    def flock(fd, operation):  # as on NFS: flock on a descriptor not open for writing fails
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+        return real(fd, operation)
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    with RunLock(tmp_path), pytest.raises(RunInUseError, match="is in use by another mimesis-gym process"):
+        RunLock(tmp_path).acquire()
+    with RunLock(tmp_path):  # released with its holder
+        assert (tmp_path / ".lock").read_text().strip() == str(os.getpid())
+
+
 # ---------------------------------------------------------------- a full disk (ENOSPC injected at the write)
 
 

@@ -106,31 +106,27 @@ class RunLock:
 
     def acquire(self) -> None:
         """Take the lock; :class:`RunInUseError` at once when another process holds it."""
-        fd = os.open(self.out, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         try:
-            self._lock(fd)
-        except OSError as error:
-            os.close(fd)
+            self._fd = self._locked(self.out, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError as error:  # RunInUseError is not an OSError
             if error.errno not in DIRECTORY_LOCK_UNSUPPORTED:
                 raise
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                self._lock(fd)
-            except BaseException:
-                os.close(fd)
-                raise
-        self._fd = fd
+            self._fd = self._locked(self.path, os.O_RDWR | os.O_CREAT)
         self._note_pid()
 
-    def _lock(self, fd: int) -> None:
+    def _locked(self, path: Path, flags: int) -> int:
+        """A descriptor of ``path`` holding the exclusive lock (closed again when the lock is refused)."""
+        fd = os.open(path, flags, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as error:
+            os.close(fd)
             if error.errno in (errno.EAGAIN, errno.EACCES):
                 raise RunInUseError(
                     f"{self.out} is in use by another mimesis-gym process; wait for it to finish or use another --out"
                 ) from None
             raise
+        return fd
 
     def _note_pid(self) -> None:
         """Write this process's pid to ``<out>/.lock`` (recreated if it was deleted); informational, so
