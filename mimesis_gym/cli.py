@@ -3,8 +3,9 @@
 Exit codes: 0 success; 1 a check failed; 2 a usage or configuration error (one line on stderr, no
 traceback: a bad flag or value, an unknown alias, an unusable endpoint found by the pre-flight, a
 run directory in use); 3 a run finished with agent or env errors; 4 a run in which some (agent,
-user, env) cell is nothing but user failures; 130/143 interrupted by SIGINT/SIGTERM (``view``, which
-runs until stopped, exits 0 on either).
+user, env) cell is nothing but user failures; 74 a run stopped by a full disk (one line on stderr;
+``run.json`` marked interrupted where it could still be written: free space and ``--resume``);
+130/143 interrupted by SIGINT/SIGTERM (``view``, which runs until stopped, exits 0 on either).
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ from mimesis_gym.core.errors import ConfigurationError, MimesisGymError, validat
 from mimesis_gym.core.redact import redact
 from mimesis_gym.envs import ENV_IDS, ENV_TABLE, EnvEntry
 
-__all__ = ["EXIT_ALL_USER_FAILURES", "EXIT_RUN_ERRORS", "EXIT_USAGE", "UsageError", "main"]
+__all__ = ["EXIT_ALL_USER_FAILURES", "EXIT_DISK_FULL", "EXIT_RUN_ERRORS", "EXIT_USAGE", "UsageError", "main"]
 
 EXIT_USAGE = 2
 EXIT_RUN_ERRORS = 3
 EXIT_ALL_USER_FAILURES = 4
+EXIT_DISK_FULL = 74
+"""A run stopped by a full disk (``EX_IOERR`` of sysexits.h): resumable, like an interrupted run."""
 
 
 class UsageError(ConfigurationError):
@@ -92,6 +95,10 @@ def _port(text: str) -> int:
 
 def _usage(message: str) -> NoReturn:
     raise UsageError(message)
+
+
+def _stderr_line(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 def _env_id(name: str) -> str:
@@ -347,7 +354,7 @@ def _names(text: str | None) -> list[str] | None:
 
 def _given_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The run settings this command line states (``None``: not given, the stored/default value stands)."""
-    envs = _names(args.envs) if args.envs and args.envs != "all" else None
+    envs = ENV_TABLE.canonical_names(_names(args.envs) or ()) if args.envs and args.envs != "all" else None
     return {
         "agents": _names(args.agent),
         "users": _names(args.users),
@@ -450,7 +457,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     import signal
     from pathlib import Path
 
-    from mimesis_gym.evaluation.runner import Interrupted, all_user_failure_cells, run_eval
+    from mimesis_gym.evaluation.rundir import DiskFullError
+    from mimesis_gym.evaluation.runner import Interrupted, all_user_failure_cells, build_plan, run_eval
     from mimesis_gym.evaluation.store import ResultsStore
 
     out = (
@@ -458,11 +466,14 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     )
     if args.resume and not args.out:
         _usage("--resume needs --out pointing at an earlier run")
+    if args.skip_corrupt and not args.resume:
+        _usage("--skip-corrupt reads past corrupt lines of an earlier run's episodes.jsonl: use it with --resume")
     if out.exists() and not out.is_dir():
         _usage(f"--out {out} is a file, not a directory")
     config = eval_config(args, out)
     created = not out.exists()
     if not args.resume:
+        build_plan(config)  # the envs, --env-arg and --data-dir's files: checked before --out is created
         _check_out_dir(out)
     try:
         _, counts = asyncio.run(
@@ -475,12 +486,16 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                 handle_signals=True,
                 drain_timeout=args.drain_timeout,
                 preflight=not args.no_preflight,
-                log=lambda line: print(line, file=sys.stderr),
+                log=_stderr_line,
+                skip_corrupt=args.skip_corrupt,
             )
         )
     except Interrupted as stopped:
         print(f"interrupted; resume with: mimesis-gym eval --resume --out {out}", file=sys.stderr)
         return 130 if stopped.signum == signal.SIGINT else 143
+    except DiskFullError as error:
+        print(f"mimesis-gym eval: {error}", file=sys.stderr)
+        return EXIT_DISK_FULL
     except MimesisGymError:
         if created and not any(out.iterdir()):
             out.rmdir()  # stopped before anything was written (e.g. by the pre-flight): leave no trace
@@ -489,7 +504,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     print(f"results in {out}; the report page: {out / 'report.html'} (or `mimesis-gym view {out}`)", file=sys.stderr)
     if counts.get("agent_error") or counts.get("env_error"):
         return EXIT_RUN_ERRORS
-    empty = all_user_failure_cells(list(ResultsStore(out / "episodes.jsonl").latest().values()))
+    records = ResultsStore(out / "episodes.jsonl", skip_corrupt=args.skip_corrupt).latest().values()
+    empty = all_user_failure_cells(list(records))
     for agent, user, env in empty:
         print(f"every episode of agent {agent}, user {user}, env {env} is a user failure", file=sys.stderr)
     return EXIT_ALL_USER_FAILURES if empty else 0
@@ -520,7 +536,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
         in_run = any(out.resolve() == run.resolve() for run in runs)
         try:
             with RunLock(out) if in_run else contextlib.nullcontext():
-                report_runs(runs, out, mode=args.user_failures, force=args.force)
+                report_runs(
+                    runs, out, mode=args.user_failures, force=args.force, skip_corrupt=args.skip_corrupt,
+                    log=_stderr_line,
+                )  # fmt: skip
         except (ValueError, OSError, KeyError) as error:
             _usage(str(error))
         print((out / "summary.md").read_text(encoding="utf-8"), end="")
@@ -826,6 +845,9 @@ def _cmd_verl_data(args: argparse.Namespace) -> int:
     return 0
 
 
+SKIP_CORRUPT_HELP = "skip (and count on stderr) lines of episodes.jsonl that hold no valid record"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="mimesis-gym", description="Conversation environments with simulated users (MIMESIS / UserRL)."
@@ -932,6 +954,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("--out", help="output directory (default runs/eval-<UTC time>)")
     ev.add_argument("--resume", action="store_true", help="continue the run in --out")
+    ev.add_argument("--skip-corrupt", action="store_true", help=SKIP_CORRUPT_HELP + "; their episodes play again")
     ev.add_argument("--no-progress", action="store_true")
     ev.add_argument(
         "--drain-timeout", type=_float_in(0.0), default=60.0, help="seconds running episodes get after Ctrl-C"
@@ -943,6 +966,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--from-scores", metavar="FILE.csv", help="columns user, agent, the eight envs (×100)")
     report.add_argument("--user-failures", choices=["exclude", "include"], help="default: the runs' mode")
     report.add_argument("--force", action="store_true", help="merge runs whose plans differ")
+    report.add_argument("--skip-corrupt", action="store_true", help=SKIP_CORRUPT_HELP)
     report.add_argument("--out", help="output directory (default: the RUN_DIR when there is one)")
     report.add_argument("--weights", help="Avg weights, e.g. travel=471,turtle=48,… (default: upstream test counts)")
     report.set_defaults(run=_cmd_report)
@@ -993,6 +1017,7 @@ def build_parser() -> argparse.ArgumentParser:
     gather.add_argument("--top-k", type=_int_at_least(1), help="best records kept per env and task (agent default 1)")
     gather.add_argument("--min-score", type=float, help="keep records whose episode score is at least this")
     gather.add_argument("--side", choices=["agent", "user"], default="agent", help="whose turns carry the loss")
+    gather.add_argument("--skip-corrupt", action="store_true", help=SKIP_CORRUPT_HELP)
     gather.set_defaults(run=_cmd_collect)
 
     commands.add_parser(
@@ -1034,7 +1059,10 @@ def _cmd_collect(args: argparse.Namespace) -> int:
     if args.min_score is not None and not math.isfinite(args.min_score):
         _usage(f"--min-score must be a finite number, got {args.min_score}")
     try:
-        counts = collect(args.run_dirs, args.out, side=args.side, top_k=args.top_k, min_score=args.min_score)
+        counts = collect(
+            args.run_dirs, args.out, side=args.side, top_k=args.top_k, min_score=args.min_score,
+            skip_corrupt=args.skip_corrupt, log=_stderr_line,
+        )  # fmt: skip
     except OSError as error:
         _usage(f"--out {args.out} cannot be written: {error.strerror or error}")
     print(

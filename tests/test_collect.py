@@ -129,3 +129,19 @@ def test_cli_collects_and_user_errors_are_one_line_exit_2(tmp_path: Path, capsys
         assert cli.main(["collect", *args]) == 2
         stderr = capsys.readouterr().err
         assert stderr.count("\n") == 1 and message in stderr, stderr
+
+
+def test_a_corrupt_line_is_named_and_skipped_only_when_asked(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run", [record("a", 0, 1.0), record("b", 0, 1.0), record("c", 0, 1.0)])
+    lines = (run / "episodes.jsonl").read_text().splitlines(keepends=True)
+    lines[1] = '{"schema_version": 1, "run_id": "r", "key": 3\n'  # a bad line in the middle (not a torn tail)
+    (run / "episodes.jsonl").write_text("".join(lines))
+    refused = run_cli(str(run), "--out", str(tmp_path / "o.jsonl"))
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert f"{run / 'episodes.jsonl'}:2: not an episode record (not valid JSON)" in refused.stderr
+    assert "delete that line" in refused.stderr and "--skip-corrupt" in refused.stderr
+    assert not (tmp_path / "o.jsonl").exists()
+    skipped = run_cli(str(run), "--out", str(tmp_path / "o.jsonl"), "--skip-corrupt", "--top-k", "1")
+    assert skipped.returncode == 0, skipped.stderr
+    assert f"skipped 1 corrupt line(s) of {run / 'episodes.jsonl'} (line 2)" in skipped.stderr
+    assert skipped.stdout.startswith("2 conversation(s) of 2 task(s) from 2 record(s)")

@@ -157,6 +157,20 @@ def bare_repository(tmp_path: Path, files: dict[str, str]) -> Path:
     return bare
 
 
+@pytest.mark.parametrize("env", ["travel", "turtle", "function", "tau", "persuade", "intention", "telepathy", "search",
+                                 "abcd"])  # fmt: skip
+def test_every_upstream_pack_names_a_wrong_folder_and_the_fix(env, tmp_path):
+    from mimesis_gym.core.tasks import UpstreamDataError
+    from mimesis_gym.envs import ENV_TABLE
+
+    (tmp_path / "README").write_text("not the data")
+    with pytest.raises(UpstreamDataError) as raised:
+        ENV_TABLE.find(env).env_class().load_task_pack("upstream", str(tmp_path))
+    message = str(raised.value)
+    assert str(tmp_path.resolve()) in message and "mimesis-gym data pull" in message, message
+    assert isinstance(raised.value, FileNotFoundError) and isinstance(raised.value, ValueError)
+
+
 def test_pull_clones_and_prints_the_variable(tmp_path, capsys):
     bare = bare_repository(tmp_path, {"data/kb.json": "{}", "data/guidelines.json": "{}", "README.md": "abcd"})
     destination = tmp_path / "abcd"

@@ -87,6 +87,13 @@ def test_find_takes_ids_short_names_and_registered_conversation_envs():
             ENV_TABLE.find(name)
 
 
+def test_canonical_names_write_each_env_one_way_and_once():
+    names = ["TURTLE", "mimesis/TurtleGym-v0", "turtle", "mimesis_testing/KeywordEcho-v0", " nope ", "nope"]
+    # a table env by its short name, another registered env by its id (its short name does not
+    # resolve), an unknown name as given for find() to refuse later
+    assert ENV_TABLE.canonical_names(names) == ["turtle", "mimesis_testing/KeywordEcho-v0", "nope"]
+
+
 def test_register_env_adds_an_entry_and_a_gymnasium_id(clean_env_table):
     register_env(ECHO)
     assert ENV_TABLE.find("echo") == ECHO and ENV_TABLE.summary_table("echo") == "extra"

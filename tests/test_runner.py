@@ -64,6 +64,14 @@ def test_plan_order_and_keys():
     assert units[1].seed == 6
 
 
+def test_an_env_named_several_ways_is_planned_once():
+    config = EvalConfig(envs=["turtle", "TURTLE", " mimesis/TurtleGym-v0", "function", "turtle"], agents=["oracle"])
+    assert config.envs == ["turtle", "function"]  # one spelling each, first-seen order
+    units, planned = build_plan(config.model_copy(update={"limit": 2}))
+    assert planned == {"turtle": 2, "function": 2} and len(units) == len({u.key for u in units}) == 4
+    assert EvalConfig.model_validate_json(config.model_dump_json()).envs == config.envs
+
+
 def test_smoke_writes_every_output_file(tmp_path):
     sections, counts = run(EvalConfig(envs=["turtle", "function"], agents=["scripted:noop"], limit=1), tmp_path)
     assert counts == {"ok": 2}

@@ -122,6 +122,18 @@ def test_stubs_in_the_pool_stop_construction(fixture_root):
     assert env.reset(options={"task_id": HOTEL_TASK})[1]["task_id"] == HOTEL_TASK
 
 
+def test_a_folder_without_the_upstream_files_is_named_with_the_fix(tmp_path):
+    from mimesis_gym.core.errors import ConfigurationError
+
+    with pytest.raises(FileNotFoundError) as raised:  # also a ConfigurationError (a ValueError)
+        gym.make(ENV_ID, pack="upstream", data_dir=str(tmp_path), user=llm({}))
+    message = str(raised.value)
+    assert isinstance(raised.value, ConfigurationError)
+    assert f"TravelGym (pack='upstream') reads its files under {tmp_path.resolve()}, which holds none" in message
+    assert "data/travel22_multiturn_onechoice/train.parquet" in message  # what was expected
+    assert "pass the root of a UserRL checkout" in message and "mimesis-gym data check" in message  # the fix
+
+
 def test_scripted_roles_are_refused_on_upstream_tasks(fixture_root):
     with pytest.raises(ValueError, match="scripted roles"):
         gym.make(ENV_ID, pack="upstream", data_dir=str(fixture_root))

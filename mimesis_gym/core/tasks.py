@@ -16,9 +16,19 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
+from mimesis_gym.core.errors import ConfigurationError
 from mimesis_gym.core.text import clean_json
 
-__all__ = ["HasId", "TaskPack", "read_jsonl", "resolve_upstream_dir"]
+__all__ = ["HasId", "TaskPack", "UpstreamDataError", "read_jsonl", "require_upstream_files", "resolve_upstream_dir"]
+
+UPSTREAM_DATA_FIX = "`mimesis-gym data check` lists what is missing, `mimesis-gym data pull` clones the data"
+"""How to get the upstream data, ending every :class:`UpstreamDataError`."""
+
+
+class UpstreamDataError(ConfigurationError, FileNotFoundError):
+    """A data folder lacks files an upstream task pack reads: the message names the folder, the
+    expected files and the fix. A ``ConfigurationError`` (one line, exit 2 on the command line) and a
+    ``FileNotFoundError``."""
 
 
 class HasId(Protocol):
@@ -131,3 +141,31 @@ def resolve_upstream_dir(data_dir: str | os.PathLike[str] | None, env_var: str) 
         source = "data_dir" if data_dir is not None else f"${env_var}"
         raise ValueError(f"{source} points to {str(path)!r}, which is not a directory")
     return path
+
+
+def require_upstream_files(
+    root: Path, files: Sequence[str | os.PathLike[str]], *, what: str, folder: str, variable: str, any_of: bool = False
+) -> None:
+    """:class:`UpstreamDataError` unless ``root`` holds every one of ``files`` (paths relative to it;
+    with ``any_of``, at least one).
+
+    ``what`` names the reader (``"TurtleGym (pack='upstream')"``), ``folder`` what ``root`` should be
+    (``"the root of a UserRL checkout"``) and ``variable`` the environment variable that may name it
+    instead of ``data_dir``.
+    """
+    names = [str(name) for name in files]
+    missing = [name for name in names if not (root / name).is_file()]
+    if not missing or (any_of and len(missing) < len(names)):
+        return
+    if any_of or len(missing) == len(names):
+        found = f"holds none of them (expected {'one of ' if any_of else ''}{_some(names)})"
+    else:
+        found = f"lacks {_some(missing)}"
+    raise UpstreamDataError(
+        f"{what} reads its files under {root}, which {found}; pass {folder} as data_dir (eval: --data-dir) or in "
+        f"${variable}; {UPSTREAM_DATA_FIX}"
+    )
+
+
+def _some(names: Sequence[str]) -> str:
+    return ", ".join(names) if len(names) <= 3 else f"{', '.join(names[:3])} and {len(names) - 3} more"

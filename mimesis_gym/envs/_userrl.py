@@ -9,10 +9,23 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from mimesis_gym.core.tasks import resolve_upstream_dir
+from mimesis_gym.core.tasks import require_upstream_files, resolve_upstream_dir
 from mimesis_gym.core.text import clean_json
 
-__all__ = ["create_kwargs", "fill", "parquet_rows", "prompt_pair", "read_json", "read_prompt_strings", "userrl_root"]
+__all__ = [
+    "USERRL_VARIABLE",
+    "create_kwargs",
+    "fill",
+    "parquet_rows",
+    "prompt_pair",
+    "read_json",
+    "read_prompt_strings",
+    "userrl_data_root",
+    "userrl_root",
+]
+
+USERRL_VARIABLE = "MIMESIS_GYM_USERRL_DIR"
+"""The environment variable naming a UserRL checkout when no ``data_dir`` is given."""
 
 
 def parquet_rows(path: Path) -> list[dict[str, Any]]:
@@ -95,4 +108,20 @@ def fill(template: str, replacements: dict[str, str]) -> str:
 
 def userrl_root(data_dir: str | None) -> Path:
     """The UserRL root for ``prompt_set="userrl"``: ``data_dir`` or ``$MIMESIS_GYM_USERRL_DIR``."""
-    return resolve_upstream_dir(data_dir, "MIMESIS_GYM_USERRL_DIR")
+    return resolve_upstream_dir(data_dir, USERRL_VARIABLE)
+
+
+def userrl_data_root(data_dir: str | None, gym: str, files: Sequence[str | Path], *, any_of: bool = False) -> Path:
+    """The resolved UserRL root of ``gym``'s upstream pack (``data_dir`` or ``$MIMESIS_GYM_USERRL_DIR``),
+    checked to hold ``files`` (with ``any_of``: one of them) before anything is read: otherwise an
+    :class:`~mimesis_gym.core.tasks.UpstreamDataError` naming the folder, the files and the fix."""
+    root = resolve_upstream_dir(data_dir, USERRL_VARIABLE).resolve()
+    require_upstream_files(
+        root,
+        files,
+        what=f"{gym} (pack='upstream')",
+        folder="the root of a UserRL checkout",
+        variable=USERRL_VARIABLE,
+        any_of=any_of,
+    )
+    return root

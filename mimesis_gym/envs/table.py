@@ -152,6 +152,24 @@ class EnvTable:
         known = ", ".join(f"{entry.short} ({entry.id})" for entry in self if listed_kind in (None, entry.kind))
         raise ValueError(f"unknown env {name!r}; known: {known}")
 
+    def canonical_names(self, names: Iterable[str]) -> list[str]:
+        """``names`` with every env written one way and each env once (first-seen order).
+
+        A table env is written as its short name (``TURTLE`` and ``mimesis/TurtleGym-v0`` become
+        ``turtle``), a registered env outside the table as its id (its only name :meth:`find`
+        resolves). A name that resolves to nothing is kept as given (stripped), for the caller to
+        refuse with :meth:`find`'s message.
+        """
+        canonical: dict[str, None] = {}
+        for name in (name.strip() for name in names):
+            try:
+                entry = self.find(name)
+            except ValueError:
+                canonical[name] = None
+                continue
+            canonical[entry.short if self._entries.get(entry.id) is entry else entry.id] = None
+        return list(canonical)
+
     def _outside_entry(self, env_id: str) -> EnvEntry | None:
         spec = gym.spec(env_id)
         creator: Any = spec.entry_point

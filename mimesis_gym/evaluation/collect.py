@@ -20,31 +20,43 @@ fewer turns, then trial and seed; the first ``top_k`` (when given) are kept.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+import logging
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from mimesis_gym.core.errors import ConfigurationError
 from mimesis_gym.evaluation.records import EpisodeRecord
-from mimesis_gym.evaluation.store import ResultsStore
+from mimesis_gym.evaluation.store import ResultsStore, skipped_note
 
 __all__ = ["CollectError", "agent_conversation", "collect", "read_records", "select_records", "user_conversation"]
 
 Side = Literal["agent", "user"]
+
+logger = logging.getLogger(__name__)
 
 
 class CollectError(ConfigurationError):
     """A user error of ``collect`` (missing run, records without what the side needs); one line."""
 
 
-def read_records(run_dirs: Iterable[str | Path]) -> list[EpisodeRecord]:
-    """The latest record of every key of every run directory's ``episodes.jsonl``, runs in order."""
+def read_records(
+    run_dirs: Iterable[str | Path], *, skip_corrupt: bool = False, log: Callable[[str], None] | None = None
+) -> list[EpisodeRecord]:
+    """The latest record of every key of every run directory's ``episodes.jsonl``, runs in order.
+
+    A corrupt line raises :class:`~mimesis_gym.evaluation.store.CorruptRecordError`; with
+    ``skip_corrupt`` it is skipped and reported through ``log`` (default: a warning).
+    """
     records: list[EpisodeRecord] = []
     for run_dir in map(Path, run_dirs):
         path = run_dir / "episodes.jsonl"
         if not path.is_file():
             raise CollectError(f"{run_dir} has no episodes.jsonl (pass a directory written by `mimesis-gym eval`)")
-        records += ResultsStore(path).latest().values()
+        store = ResultsStore(path, skip_corrupt=skip_corrupt)
+        records += store.latest().values()
+        if store.skipped:
+            (log or logger.warning)(skipped_note(path, store.skipped))
     return records
 
 
@@ -130,13 +142,16 @@ def collect(
     side: Side = "agent",
     top_k: int | None = None,
     min_score: float | None = None,
+    skip_corrupt: bool = False,
+    log: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Write the kept records of ``run_dirs`` as SFT lines to ``out``; returns counts and the kept mean score.
 
     Without ``top_k`` and ``min_score`` the agent side keeps the best record per task (``top_k=1``)
     and the user side every record. Records the user side cannot use (no user reply) are skipped.
+    ``skip_corrupt`` and ``log``: as for :func:`read_records`.
     """
-    records = read_records(run_dirs)
+    records = read_records(run_dirs, skip_corrupt=skip_corrupt, log=log)
     if side == "agent" and top_k is None and min_score is None:
         top_k = 1
     kept = select_records(records, top_k=top_k, min_score=min_score)

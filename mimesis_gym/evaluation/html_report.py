@@ -39,6 +39,7 @@ from typing import Any
 
 from mimesis_gym.core.text import clean_text
 from mimesis_gym.evaluation.records import EpisodeRecord
+from mimesis_gym.evaluation.rundir import write_text_atomic
 from mimesis_gym.evaluation.store import safe_strings, serialise_record
 from mimesis_gym.evaluation.summary_markup import summary_to_html
 
@@ -176,7 +177,5 @@ def write_html_report(out_dir: Path, records: Sequence[EpisodeRecord]) -> Path:
         records,
     )
     path = out_dir / REPORT_NAME
-    tmp = out_dir / (REPORT_NAME + ".tmp")
-    tmp.write_text(page, encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomic(path, page)
     return path

@@ -8,6 +8,7 @@ writes ``summary.json``, ``summary.csv``, ``summary.md`` and ``report.html``.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
@@ -20,6 +21,7 @@ from mimesis_gym.evaluation.abcd_table import AbcdSummary, abcd_markdown
 from mimesis_gym.evaluation.aggregate import display, mean_ranks, paper_deltas, released_alias, weighted_avg
 from mimesis_gym.evaluation.html_report import write_html_report
 from mimesis_gym.evaluation.plots import write_plots
+from mimesis_gym.evaluation.rundir import write_text_atomic
 from mimesis_gym.evaluation.sections import Section, SummaryRow
 
 __all__ = ["delta_table", "read_scores_csv", "report_from_scores", "write_summary"]
@@ -280,8 +282,8 @@ def write_summary(
         "abcd": [summary.model_dump() for summary in abcd],
         "extra": [section.model_dump() for section in extra],
     }
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    with (out_dir / "summary.csv").open("w", newline="", encoding="utf-8") as handle:
+    write_text_atomic(out_dir / "summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    with io.StringIO(newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=CSV_FIELDS)
         writer.writeheader()
         writer.writerows(_score_csv_rows(sections, (*columns, *RANKED)))
@@ -297,6 +299,7 @@ def write_summary(
                     "n_episodes": summary_row.n_episodes,
                 }
             )
+        write_text_atomic(out_dir / "summary.csv", handle.getvalue())
     lines: list[str] = []
     for section in sections:
         lines += [f"## {_heading(section)}", "", *_markdown_table(section.rows, order, columns), ""]
@@ -349,7 +352,7 @@ def write_summary(
         + ", ".join(f"{c} {weights[c]:g}" for c in columns if c in weights)
         + "."
     )
-    (out_dir / "summary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text_atomic(out_dir / "summary.md", "\n".join(lines) + "\n")
     write_plots(out_dir, sections)
 
 

@@ -44,9 +44,17 @@ from mimesis_gym.evaluation.progress import EpisodeProgress, open_progress
 from mimesis_gym.evaluation.ray_workers import run_units_on_ray
 from mimesis_gym.evaluation.records import EpisodeRecord, StepRecord, UserFailureRecord, unit_key
 from mimesis_gym.evaluation.report import write_summary
-from mimesis_gym.evaluation.rundir import RunLock, check_resume_overrides, config_fingerprint, stored_config
+from mimesis_gym.evaluation.rundir import (
+    DiskFullError,
+    RunLock,
+    check_resume_overrides,
+    config_fingerprint,
+    is_disk_full,
+    stored_config,
+    write_text_atomic,
+)
 from mimesis_gym.evaluation.sections import Section, SummaryRow
-from mimesis_gym.evaluation.store import ResultsStore, parse_record, safe_strings, serialise_record
+from mimesis_gym.evaluation.store import ResultsStore, parse_record, safe_strings, serialise_record, skipped_note
 from mimesis_gym.users.registry import make_chat_model, resolve_user
 
 __all__ = [
@@ -69,7 +77,10 @@ logger = logging.getLogger(__name__)
 class EvalConfig(BaseModel):
     """Everything that defines a run; stored in ``run.json`` and reused by ``--resume``.
 
-    Numbers are range-checked and repeated names in ``envs``/``agents``/``users`` collapse to one.
+    Numbers are range-checked and repeated names in ``agents``/``users`` collapse to one. Each env
+    of ``envs`` is written one way (:meth:`~mimesis_gym.envs.table.EnvTable.canonical_names`: a
+    table env's short name, another registered env's id) and kept once, so an env named two ways
+    (``turtle``, ``TURTLE``, ``mimesis/TurtleGym-v0``) is planned and played once.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -103,10 +114,15 @@ class EvalConfig(BaseModel):
     workers: int = Field(1, ge=1, description="worker processes (spawned); this process stays the only writer")
     ray_address: str | None = Field(None, description="run the workers as Ray actors on this cluster (extra `ray`)")
 
-    @field_validator("envs", "agents", "users")
+    @field_validator("agents", "users")
     @classmethod
     def _collapse_repeats(cls, names: list[str]) -> list[str]:
         return list(dict.fromkeys(name.strip() for name in names))
+
+    @field_validator("envs")
+    @classmethod
+    def _canonical_envs(cls, names: list[str]) -> list[str]:
+        return ENV_TABLE.canonical_names(names)
 
     def env_kwargs(self, env: str) -> dict[str, Any]:
         """The kwargs of env ``env`` (short name): upstream data when ``data_dir`` is set, then overrides."""
@@ -496,10 +512,20 @@ def _summarise_and_write(
     return sections
 
 
-def report_runs(run_dirs: Sequence[Path], out: Path, *, mode: str | None = None, force: bool = False) -> list[Section]:
+def report_runs(
+    run_dirs: Sequence[Path],
+    out: Path,
+    *,
+    mode: str | None = None,
+    force: bool = False,
+    skip_corrupt: bool = False,
+    log: Callable[[str], None] | None = None,
+) -> list[Section]:
     """Merge the records of several runs into one summary (rows = agents, sections = users).
 
-    Runs whose planned task counts or turn caps differ are refused unless ``force``.
+    Runs whose planned task counts or turn caps differ are refused unless ``force``. A corrupt line
+    of a run's ``episodes.jsonl`` raises :class:`~mimesis_gym.evaluation.store.CorruptRecordError`;
+    with ``skip_corrupt`` it is skipped and reported through ``log`` (default: a warning).
     """
     records: dict[str, EpisodeRecord] = {}
     planned: dict[str, int] = {}
@@ -515,7 +541,10 @@ def report_runs(run_dirs: Sequence[Path], out: Path, *, mode: str | None = None,
         planned.update(meta["plan"]["tasks"])
         judge = judge or meta["config"].get("judge")
         chosen_mode = chosen_mode or meta["config"].get("user_failures", "exclude")
-        records.update(ResultsStore(run_dir / "episodes.jsonl").latest())
+        store = ResultsStore(run_dir / "episodes.jsonl", skip_corrupt=skip_corrupt)
+        records.update(store.latest())
+        if store.skipped:
+            (log or logger.warning)(skipped_note(store.path, store.skipped))
     return _summarise_and_write(list(records.values()), planned, chosen_mode or "exclude", judge, out)
 
 
@@ -530,11 +559,31 @@ def is_unavailable_payload(payload: str) -> bool:
 
 
 def _write_run_json(out: Path, meta: dict[str, Any]) -> None:
-    """``run.json``, written whole then renamed; its strings redacted (argv, config and errors may name a
+    """``run.json``, written whole or not at all; its strings redacted (argv, config and errors may name a
     spec whose URL holds a credential)."""
-    tmp = out / "run.json.tmp"
-    tmp.write_text(json.dumps(safe_strings(meta), indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, out / "run.json")
+    write_text_atomic(out / "run.json", json.dumps(safe_strings(meta), indent=2, sort_keys=True, default=str) + "\n")
+
+
+def _stopped_by_full_disk(out: Path, error: OSError) -> DiskFullError:
+    """Mark the run ``interrupted`` in ``run.json`` where that can still be written; the one-line error."""
+    where = str(error.filename) if error.filename is not None else None
+    failed = f"disk full (no space left on device) writing {where or f'into {out}'}"
+    if not (out / "run.json").is_file():
+        return DiskFullError(
+            f"{failed}; run.json could not be written; free space, delete {out} and run again", path=where, marked=False
+        )
+    status = None
+    try:
+        meta = json.loads((out / "run.json").read_text(encoding="utf-8"))
+        status = meta.get("status")
+        meta.update(status="interrupted", finished_at=_now(), error=failed)
+        _write_run_json(out, meta)
+        state, marked = "run.json marked interrupted", True
+    except (OSError, ValueError):
+        state, marked = "run.json could not be updated" + (f" (it still says {status!r})" if status else ""), False
+    return DiskFullError(
+        f"{failed}; {state}; free space and rerun with --resume (--out {out})", path=where, marked=marked
+    )
 
 
 class RunParties:
@@ -725,15 +774,28 @@ async def run_eval(
     drain_timeout: float = 60.0,
     preflight: bool = True,
     log: Callable[[str], None] | None = None,
+    skip_corrupt: bool = False,
 ) -> tuple[list[Section], dict[str, int]]:
     """Run (or resume) an evaluation into ``out``; returns the summary sections and status counts.
 
     Before anything is written, ``preflight`` probes every user, judge and agent endpoint
     (:mod:`~mimesis_gym.evaluation.preflight`) and raises the first unusable one's
-    :class:`~mimesis_gym.core.errors.EndpointUnavailableError`. The run holds ``<out>/.lock`` while
-    it runs (:class:`~mimesis_gym.evaluation.rundir.RunInUseError` for a second process), and
-    ``run.json`` stores the config's fingerprint; a resume refuses a config that differs from the
-    stored one other than in :data:`~mimesis_gym.evaluation.rundir.RESUME_ADJUSTABLE` settings.
+    :class:`~mimesis_gym.core.errors.EndpointUnavailableError`. The run holds a lock on ``out``
+    while it runs (:class:`~mimesis_gym.evaluation.rundir.RunLock`;
+    :class:`~mimesis_gym.evaluation.rundir.RunInUseError` for a second process), and ``run.json``
+    stores the config's fingerprint; a resume refuses a config that differs from the stored one
+    other than in :data:`~mimesis_gym.evaluation.rundir.RESUME_ADJUSTABLE` settings.
+
+    A resume reads the records already in ``out``: a corrupt line (not a torn last one, which is cut)
+    raises :class:`~mimesis_gym.evaluation.store.CorruptRecordError` before anything is written; with
+    ``skip_corrupt`` such lines are skipped (their episodes play again), reported through ``log``
+    and listed in ``run.json``'s resume entry (``skipped_corrupt_lines``).
+
+    A full disk (``ENOSPC`` on any write: a record, ``run.json``, the summary or ``report.html``) stops
+    the run: running episodes are cancelled (not recorded), the record being written is cut back, no
+    ``*.tmp`` file is left, ``run.json`` is marked ``interrupted`` where it can still be written, and
+    :class:`~mimesis_gym.evaluation.rundir.DiskFullError` says what failed and how to go on
+    (``--resume`` once there is space).
 
     An endpoint that becomes unusable mid-run (one never probed, e.g. with ``preflight=False``)
     stops the run: running episodes are cancelled (not recorded), ``run.json`` gets status
@@ -757,10 +819,15 @@ async def run_eval(
             (log or logger.info)(result.line())
     out.mkdir(parents=True, exist_ok=True)
     with RunLock(out):
-        return await _run_locked(
-            config, out, units, planned, parties, resume=resume, progress=progress, argv=argv,
-            handle_signals=handle_signals, drain_timeout=drain_timeout,
-        )  # fmt: skip
+        try:
+            return await _run_locked(
+                config, out, units, planned, parties, resume=resume, progress=progress, argv=argv,
+                handle_signals=handle_signals, drain_timeout=drain_timeout, skip_corrupt=skip_corrupt, log=log,
+            )  # fmt: skip
+        except OSError as error:
+            if not is_disk_full(error):
+                raise
+            raise _stopped_by_full_disk(out, error) from error
 
 
 def check_recorded_units_planned(recorded: Iterable[str], units: Sequence[WorkUnit], out: Path) -> None:
@@ -791,6 +858,8 @@ async def _run_locked(
     argv: Sequence[str],
     handle_signals: bool,
     drain_timeout: float,
+    skip_corrupt: bool,
+    log: Callable[[str], None] | None,
 ) -> tuple[list[Section], dict[str, int]]:
     stop = asyncio.Event()
     received: list[int] = []
@@ -803,7 +872,7 @@ async def _run_locked(
             for task in tasks:
                 task.cancel()
 
-    store = ResultsStore(out / "episodes.jsonl")
+    store = ResultsStore(out / "episodes.jsonl", skip_corrupt=skip_corrupt)
     config_json = safe_strings(config.model_dump(mode="json"))  # as run.json keeps it: no key, no URL credential
     meta: dict[str, Any]
     if resume:
@@ -829,6 +898,9 @@ async def _run_locked(
     todo = [unit for unit in units if unit.key not in finished]
     if resume:
         meta["resumes"].append({"at": _now(), "skipped": len(units) - len(todo), "run": len(todo)})
+        if store.skipped:
+            meta["resumes"][-1]["skipped_corrupt_lines"] = list(store.skipped)
+            (log or logger.warning)(f"{skipped_note(store.path, store.skipped)}; their episodes play again")
     _write_run_json(out, meta)
 
     loop = asyncio.get_running_loop()
@@ -870,6 +942,11 @@ async def _run_locked(
             await _cancel_all(tasks, everything)
             meta.update(status="failed", finished_at=_now(), error=str(error))
             _write_run_json(out, meta)
+            raise
+        except OSError:  # e.g. a full disk: stop every episode, then run_eval reports it
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
             raise
         finally:
             if bar is not None:

@@ -92,45 +92,18 @@ def _userrl_checks() -> list[_PackCheck]:
     from mimesis_gym.envs.travel import tasks as travel
     from mimesis_gym.envs.turtle import tasks as turtle
 
-    def parquets(table: Mapping[str, Path]) -> tuple[str, ...]:
-        return tuple(str(path) for path in table.values())
+    def check(env: str, module: Any, counts: Mapping[str, int]) -> _PackCheck:
+        files = tuple(str(name) for name in module.USERRL_NEEDS)
+        return _PackCheck(env, files, lambda root: module.load_upstream_pack(str(root)), counts)
 
-    def loader(module: Any) -> Callable[[Path], Any]:
-        return lambda root: module.load_upstream_pack(str(root))
-
-    travel_parquets = tuple(
-        travel.USERRL_PARQUET.format(w=w, split=split) for w in travel.TRAVEL_SETS for split in ("train", "test")
-    )
     return [
-        _PackCheck(
-            "FunctionGym",
-            (str(function.USERRL_FUNCTIONS), *parquets(function.USERRL_PARQUETS)),
-            loader(function),
-            {"train": 460, "test": 78},
-        ),
-        _PackCheck(
-            "IntentionGym",
-            (*parquets(intention.USERRL_FILES), *parquets(intention.USERRL_PARQUETS)),
-            loader(intention),
-            {"train": 380, "test": 40},
-        ),
-        _PackCheck("PersuadeGym", parquets(persuade.USERRL_PARQUETS), loader(persuade), {"train": 378, "test": 42}),
-        _PackCheck(
-            "SearchGym", (str(search.USERRL_QUESTIONS), str(search.USERRL_PARQUET)), loader(search), {"test": 125}
-        ),
-        _PackCheck(
-            "TelepathyGym",
-            (str(telepathy.USERRL_ENTITIES), *parquets(telepathy.USERRL_PARQUETS)),
-            loader(telepathy),
-            {"train": 360, "test": 41},
-        ),
-        _PackCheck(
-            "TurtleGym",
-            (str(turtle.USERRL_STORIES), *parquets(turtle.USERRL_PARQUETS)),
-            loader(turtle),
-            {"train": 423, "test": 48},
-        ),
-        _PackCheck("TravelGym", travel_parquets, loader(travel), {"train": 2651, "test": 471}),
+        check("FunctionGym", function, {"train": 460, "test": 78}),
+        check("IntentionGym", intention, {"train": 380, "test": 40}),
+        check("PersuadeGym", persuade, {"train": 378, "test": 42}),
+        check("SearchGym", search, {"test": 125}),
+        check("TelepathyGym", telepathy, {"train": 360, "test": 41}),
+        check("TurtleGym", turtle, {"train": 423, "test": 48}),
+        check("TravelGym", travel, {"train": 2651, "test": 471}),
     ]
 
 
@@ -243,10 +216,10 @@ def _check_tau(source: Source, root: Path, userrl: Path | None) -> list[Finding]
 
 
 def _check_abcd(source: Source, root: Path) -> list[Finding]:
-    from mimesis_gym.envs.abcd.tasks import CONVERSATION_FILES, load_upstream_pack
+    from mimesis_gym.envs.abcd.tasks import CONVERSATION_FILES, POLICY_FILES, load_upstream_pack
 
     findings = []
-    for name in ("guidelines.json", "kb.json", "ontology.json"):
+    for name in POLICY_FILES:
         present = (root / name).is_file()
         findings.append(Finding(source.name, f"ABCD {name}", present, "present" if present else _how(source)))
     conversations = next((name for name in CONVERSATION_FILES if (root / name).is_file()), None)

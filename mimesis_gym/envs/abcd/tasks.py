@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from mimesis_gym.core.tasks import TaskPack, read_jsonl, resolve_upstream_dir
+from mimesis_gym.core.tasks import TaskPack, read_jsonl, require_upstream_files, resolve_upstream_dir
 from mimesis_gym.envs.abcd.behaviors import CONDITIONS, applicable_behaviors, behavior, by_name, derive_kwargs
 from mimesis_gym.envs.abcd.policy import SHIPPING_STATUSES, StoreCatalog, load_catalog, parse_rules
 
@@ -44,6 +44,8 @@ ORIGINAL_SPLITS = ("train", "test", "test_v1", "demo")
 CONDITION_MODES = ("sampled", "all")
 DEFAULT_TURN_BUDGET = 8
 CONVERSATION_FILES = ("abcd_v1.1.json", "abcd_v1.1.json.gz", "abcd_sample.json")
+POLICY_FILES = ("guidelines.json", "kb.json", "ontology.json")
+"""The policy files of ABCD's data folder that ``pack="upstream"`` reads (beside one of ``CONVERSATION_FILES``)."""
 RELEASE_ROWS = "rows.jsonl"
 _FALLBACK_PURCHASE_DATE = "2020-01-01"
 
@@ -276,6 +278,15 @@ def load_upstream_pack(data_dir: str | None, conditions: str = "sampled", row_se
     if conditions not in CONDITION_MODES:
         raise ValueError(f"conditions must be one of {', '.join(CONDITION_MODES)}; got {conditions!r}")
     root = resolve_upstream_dir(data_dir, "MIMESIS_GYM_ABCD_DIR").resolve()
+    for files, any_of in ((POLICY_FILES, False), (CONVERSATION_FILES, True)):
+        require_upstream_files(
+            root,
+            files,
+            what="ABCD (pack='upstream')",
+            folder="the data/ folder of an ABCD checkout",
+            variable="MIMESIS_GYM_ABCD_DIR",
+            any_of=any_of,
+        )
     return _load_upstream(root, conditions, int(row_seed))
 
 

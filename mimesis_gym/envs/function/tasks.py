@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from mimesis_gym.core.tasks import TaskPack, resolve_upstream_dir
-from mimesis_gym.envs._userrl import create_kwargs, parquet_rows, prompt_pair, read_json
+from mimesis_gym.core.tasks import TaskPack
+from mimesis_gym.envs._userrl import create_kwargs, parquet_rows, prompt_pair, read_json, userrl_data_root
 from mimesis_gym.envs.function.generate import generate_task
 from mimesis_gym.envs.function.rules import Rule, parse_rule
 
@@ -34,6 +34,8 @@ USERRL_PARQUETS = {
     "train": Path("data/function_multiturn/train.parquet"),
     "test": Path("data/function_multiturn/test.parquet"),
 }
+USERRL_NEEDS = (USERRL_FUNCTIONS, *USERRL_PARQUETS.values())
+"""The files ``load_upstream_pack`` reads under a UserRL root."""
 _PROCEDURAL_ID = re.compile(r"fn-proc-(\d+)")
 
 
@@ -74,7 +76,7 @@ def load_original_pack() -> TaskPack[FunctionTask]:
 
 def load_upstream_pack(data_dir: str | None) -> TaskPack[FunctionTask]:
     """UserRL's 538 functions, split by its parquets (460 train / 78 test)."""
-    return _load_upstream(resolve_upstream_dir(data_dir, "MIMESIS_GYM_USERRL_DIR").resolve())
+    return _load_upstream(userrl_data_root(data_dir, "FunctionGym", USERRL_NEEDS))
 
 
 @lru_cache(maxsize=8)

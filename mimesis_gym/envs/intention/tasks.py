@@ -7,8 +7,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from mimesis_gym.core.tasks import TaskPack, resolve_upstream_dir
-from mimesis_gym.envs._userrl import create_kwargs, parquet_rows, prompt_pair, read_json
+from mimesis_gym.core.tasks import TaskPack
+from mimesis_gym.envs._userrl import create_kwargs, parquet_rows, prompt_pair, read_json, userrl_data_root
 
 __all__ = [
     "IMPORTANCE_LABELS",
@@ -28,6 +28,8 @@ USERRL_PARQUETS = {
     "train": Path("data/intention_multiturn/train.parquet"),
     "test": Path("data/intention_multiturn/test.parquet"),
 }
+USERRL_NEEDS = (*USERRL_FILES.values(), *USERRL_PARQUETS.values())
+"""The files ``load_upstream_pack`` reads under a UserRL root."""
 IMPORTANCE_WEIGHTS = {3: 1.0, 2: 0.7, 1: 0.4}
 IMPORTANCE_LABELS = {3: "HIGH", 2: "MEDIUM", 1: "LOW"}
 
@@ -107,7 +109,7 @@ def load_original_pack() -> TaskPack[IntentionTask]:
 
 def load_upstream_pack(data_dir: str | None) -> TaskPack[IntentionTask]:
     """UserRL's 1107 records: parquet rows in train (380) / test (40), the rest in split "other"."""
-    return _load_upstream(resolve_upstream_dir(data_dir, "MIMESIS_GYM_USERRL_DIR").resolve())
+    return _load_upstream(userrl_data_root(data_dir, "IntentionGym", USERRL_NEEDS))
 
 
 @lru_cache(maxsize=8)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from mimesis_gym.core.tasks import TaskPack, resolve_upstream_dir
-from mimesis_gym.envs._userrl import parquet_rows, prompt_pair, read_json
+from mimesis_gym.core.tasks import TaskPack
+from mimesis_gym.envs._userrl import parquet_rows, prompt_pair, read_json, userrl_data_root
 
 __all__ = ["Counterpoint", "PersuadeTask", "load_original_pack", "load_upstream_pack"]
 
@@ -18,6 +18,8 @@ USERRL_PARQUETS = {
     "test": Path("data/persuasion_multiturn/test.parquet"),
 }
 USERRL_STATEMENTS = Path("gyms/PersuadeGym/persuadegym/data/all_statements_refined.json")
+USERRL_NEEDS = tuple(USERRL_PARQUETS.values())
+"""The files ``load_upstream_pack`` reads under a UserRL root."""
 
 
 class Counterpoint(BaseModel):
@@ -58,7 +60,7 @@ def load_original_pack() -> TaskPack[PersuadeTask]:
 
 def load_upstream_pack(data_dir: str | None) -> TaskPack[PersuadeTask]:
     """UserRL's persuasion parquets (378 / 42 rows), plus any other statement of the optional JSON."""
-    return _load_upstream(resolve_upstream_dir(data_dir, "MIMESIS_GYM_USERRL_DIR").resolve())
+    return _load_upstream(userrl_data_root(data_dir, "PersuadeGym", USERRL_NEEDS))
 
 
 @lru_cache(maxsize=8)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from mimesis_gym.core.tasks import TaskPack, read_jsonl, resolve_upstream_dir
-from mimesis_gym.envs._userrl import create_kwargs, parquet_rows, prompt_pair, read_json
+from mimesis_gym.core.tasks import TaskPack, read_jsonl
+from mimesis_gym.envs._userrl import create_kwargs, parquet_rows, prompt_pair, read_json, userrl_data_root
 
 __all__ = [
     "CORPUS_PATH",
@@ -29,6 +29,8 @@ DATA_DIR = Path(__file__).parent / "data"
 CORPUS_PATH = DATA_DIR / "corpus.jsonl"
 USERRL_QUESTIONS = Path("gyms/SearchGym/searchgym/data/questions.json")
 USERRL_PARQUET = Path("data/bamboogle_multiturn/test.parquet")
+USERRL_NEEDS = (USERRL_QUESTIONS, USERRL_PARQUET)
+"""The files ``load_upstream_pack`` reads under a UserRL root."""
 
 
 class Hop(BaseModel):
@@ -91,7 +93,7 @@ def load_corpus(path: Path = CORPUS_PATH) -> tuple[Passage, ...]:
 
 def load_upstream_pack(data_dir: str | None) -> TaskPack[SearchTask]:
     """UserRL's 125 Bamboogle questions, split ``test`` only, in the parquet's row order."""
-    return _load_upstream(resolve_upstream_dir(data_dir, "MIMESIS_GYM_USERRL_DIR").resolve())
+    return _load_upstream(userrl_data_root(data_dir, "SearchGym", USERRL_NEEDS))
 
 
 @lru_cache(maxsize=8)

@@ -20,7 +20,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from mimesis_gym.core.tasks import TaskPack, resolve_upstream_dir
+from mimesis_gym.core.tasks import UPSTREAM_DATA_FIX, TaskPack, UpstreamDataError, resolve_upstream_dir
 from mimesis_gym.envs.tau.db import Database, EpisodeDB
 from mimesis_gym.envs.tau.facts import derive_user_facts
 from mimesis_gym.envs.tau.schema import GoldAction, TauTask, UserFacts
@@ -198,7 +198,7 @@ def _read_tables(directory: Path, domain: str, recipe: tuple[str | None, ...]) -
     for table in DOMAIN_TABLES[domain]:
         path = directory / f"{table}.json"
         if not path.is_file():
-            raise FileNotFoundError(f"TauGym {domain} table not found: {path}")
+            raise UpstreamDataError(f"TauGym {domain} table not found: {path}; {UPSTREAM_DATA_FIX}")
         tables[table] = _read_json(path)
     return Database(domain, tables, source=(*recipe, domain), restore=_restore_database)
 
@@ -266,7 +266,7 @@ def _first_existing(candidates: Sequence[Path], what: str, fix: str) -> Path:
         if path.exists():
             return path
     tried = ", ".join(str(path) for path in candidates)
-    raise FileNotFoundError(f"TauGym {what} not found; tried {tried}; {fix}")
+    raise UpstreamDataError(f"TauGym {what} not found; tried {tried}; {fix}")
 
 
 @lru_cache(maxsize=8)
@@ -293,7 +293,7 @@ def _load_upstream(tau_root: Path, task_roots: tuple[Path, ...]) -> TauPack:
     for split, name in TASK_FILES.items():
         path = task_dir / name
         if not path.is_file():
-            raise FileNotFoundError(f"TauGym task file not found: {path}")
+            raise UpstreamDataError(f"TauGym task file not found: {path}; {UPSTREAM_DATA_FIX}")
         records = _read_json(path)
         _check_ids(records, path)
         splits[split] = []

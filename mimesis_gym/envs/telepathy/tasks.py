@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from mimesis_gym.core.tasks import TaskPack, read_jsonl, resolve_upstream_dir
-from mimesis_gym.envs._userrl import parquet_rows, prompt_pair, read_json
+from mimesis_gym.core.tasks import TaskPack, read_jsonl
+from mimesis_gym.envs._userrl import parquet_rows, prompt_pair, read_json, userrl_data_root
 
 __all__ = ["TelepathyPack", "TelepathyTask", "Vocabulary", "load_original_pack", "load_upstream_pack"]
 
@@ -23,6 +23,8 @@ USERRL_PARQUETS = {
     "train": Path("data/telepathy_multiturn/train.parquet"),
     "test": Path("data/telepathy_multiturn/test.parquet"),
 }
+USERRL_NEEDS = (USERRL_ENTITIES, *USERRL_PARQUETS.values())
+"""The files ``load_upstream_pack`` reads under a UserRL root."""
 COLOURS = (
     "red",
     "orange",
@@ -109,7 +111,7 @@ def load_original_pack() -> TelepathyPack:
 
 def load_upstream_pack(data_dir: str | None) -> TelepathyPack:
     """UserRL's 401 entities split by the parquets (360 / 41)."""
-    return _load_upstream(resolve_upstream_dir(data_dir, "MIMESIS_GYM_USERRL_DIR").resolve())
+    return _load_upstream(userrl_data_root(data_dir, "TelepathyGym", USERRL_NEEDS))
 
 
 @lru_cache(maxsize=8)

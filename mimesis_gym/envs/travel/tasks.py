@@ -24,9 +24,9 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from mimesis_gym.core.tasks import TaskPack, resolve_upstream_dir
+from mimesis_gym.core.tasks import TaskPack
 from mimesis_gym.envs._matching import norm
-from mimesis_gym.envs._userrl import create_kwargs, parquet_rows, prompt_pair
+from mimesis_gym.envs._userrl import create_kwargs, parquet_rows, prompt_pair, userrl_data_root
 
 __all__ = [
     "ASPECTS",
@@ -131,6 +131,9 @@ MONTHS: tuple[str, ...] = (
 
 USERRL_PARQUET = "data/travel{w}_multiturn_onechoice/{split}.parquet"
 USERRL_RECORDS = "gyms/TravelGym/travelgym/data/travelgym_data_{w}.json"
+USERRL_NEEDS = tuple(USERRL_PARQUET.format(w=w, split=split) for w in TRAVEL_SETS for split in ("train", "test"))
+"""The parquets ``load_upstream_pack`` reads under a UserRL root (all of them for the paper's task counts;
+the loader needs one)."""
 
 
 # ---------------------------------------------------------------------------------------- records
@@ -580,7 +583,7 @@ def load_userrl_tasks(data_dir: str | Path) -> list[TravelTask]:
 
 def load_upstream_pack(data_dir: str | None) -> TaskPack[TravelTask]:
     """UserRL's 3122 tasks as a pack with splits ``train`` (2651) and ``test`` (471)."""
-    return _upstream_pack(resolve_upstream_dir(data_dir, "MIMESIS_GYM_USERRL_DIR").resolve())
+    return _upstream_pack(userrl_data_root(data_dir, "TravelGym", USERRL_NEEDS, any_of=True))
 
 
 @lru_cache(maxsize=8)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from mimesis_gym.core.tasks import TaskPack, resolve_upstream_dir
-from mimesis_gym.envs._userrl import parquet_rows, prompt_pair, read_json
+from mimesis_gym.core.tasks import TaskPack
+from mimesis_gym.envs._userrl import parquet_rows, prompt_pair, read_json, userrl_data_root
 
 __all__ = ["Criterion", "Fact", "TurtleTask", "load_original_pack", "load_upstream_pack"]
 
@@ -18,6 +18,8 @@ USERRL_PARQUETS = {
     "train": Path("data/turtle_multiturn/train.parquet"),
     "test": Path("data/turtle_multiturn/test.parquet"),
 }
+USERRL_NEEDS = (USERRL_STORIES, *USERRL_PARQUETS.values())
+"""The files ``load_upstream_pack`` reads under a UserRL root."""
 
 KeywordSpec = list[list[str]]
 
@@ -88,7 +90,7 @@ def load_original_pack() -> TaskPack[TurtleTask]:
 
 def load_upstream_pack(data_dir: str | None) -> TaskPack[TurtleTask]:
     """UserRL's 471 stories split by the parquets (423 / 48); ids are titles."""
-    return _load_upstream(resolve_upstream_dir(data_dir, "MIMESIS_GYM_USERRL_DIR").resolve())
+    return _load_upstream(userrl_data_root(data_dir, "TurtleGym", USERRL_NEEDS))
 
 
 @lru_cache(maxsize=8)
