@@ -177,6 +177,12 @@ def test_bad_reset_options_raise_value_error(options, message):
         EchoEnv().reset(seed=0, options=options)
 
 
+@pytest.mark.parametrize("options", ["notadict", ["task_id"], 3])
+def test_reset_options_that_are_not_a_mapping_raise_type_error(options):
+    with pytest.raises(TypeError, match=rf"reset options must be a mapping .* or None; got {type(options).__name__}$"):
+        EchoEnv().reset(seed=0, options=options)
+
+
 def test_split_kwarg_and_option_and_task_id_precedence():
     assert EchoEnv(split="demo").reset(seed=0)[1]["task_id"] == "e-demo"
     assert EchoEnv().reset(seed=0, options={"split": "demo"})[1]["task_id"] == "e-demo"

@@ -381,7 +381,13 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
             raise ResetNeeded("call reset() first: the attribute depends on the task")
 
     def _check_options(self, options: Mapping[str, Any] | None) -> tuple[str | None, str, str | None]:
-        options = options or {}
+        """``(task_id, split, episode_id)`` from the reset options; a bad type or key raises at once."""
+        if options is None:
+            options = {}
+        elif not isinstance(options, Mapping):
+            raise TypeError(
+                f"reset options must be a mapping (e.g. {{'task_id': ...}}) or None; got {type(options).__name__}"
+            )
         unknown = set(options) - self.reset_option_keys
         if unknown:
             raise ValueError(f"unknown reset option(s) {sorted(unknown)}; accepted: {sorted(self.reset_option_keys)}")
