@@ -31,6 +31,7 @@ def test_reset_info_has_the_fixed_keys_and_zero_parts():
         "user_failure": None,
         "episode_score": 0.0,
         "privileged": {},
+        "agent_text_truncated": None,
     }
     assert tuple(info) == INFO_KEYS
 

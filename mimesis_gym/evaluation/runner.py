@@ -33,8 +33,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 import mimesis_gym
 from mimesis_gym.agents.base import is_privileged
 from mimesis_gym.agents.registry import make_agent
+from mimesis_gym.core.actions import cap_action
 from mimesis_gym.core.errors import ConfigurationError, EndpointUnavailableError, unavailable_from_dict
 from mimesis_gym.core.redact import redact
+from mimesis_gym.core.text import AGENT_TEXT_MAX_BYTES, map_strings, truncate_utf8
 from mimesis_gym.envs import ENV_TABLE, EnvEntry
 from mimesis_gym.evaluation.abcd_table import abcd_summaries
 from mimesis_gym.evaluation.aggregate import env_score, mean_ranks, task_scores, weighted_avg
@@ -301,7 +303,7 @@ async def _run_unit(
                 StepRecord(
                     turn=info["turn"],
                     action_kind=info["action_kind"],
-                    content=_content(decision.action),
+                    content=_content(cap_action(decision.action)[0]),
                     valid_action=info["valid_action"],
                     constrained=decision.constrained,
                     observation=obs,
@@ -310,6 +312,7 @@ async def _run_unit(
                     terminated=terminated,
                     truncated=truncated,
                     user_failure=info["user_failure"],
+                    agent_text_truncated=info["agent_text_truncated"],
                     agent_latency_s=agent_latency,
                     step_latency_s=time.perf_counter() - step_clock,
                 )
@@ -322,7 +325,7 @@ async def _run_unit(
             if terminated or truncated:
                 record.terminated, record.truncated = terminated, truncated
                 break
-        record.transcript = list(conv.messages)
+        record.transcript = [_recorded_message(message) for message in conv.messages]
         if config.privileged:
             record.privileged = {
                 "thoughts": [t.to_dict() for t in env.thought_records],
@@ -351,6 +354,14 @@ def _privileged_turn(info: dict[str, Any]) -> dict[str, Any]:
     """A step's privileged role outputs (``info["privileged"]`` without the task's hidden data)."""
     privileged = info.get("privileged") or {}
     return {"turn": info["turn"], **{key: value for key, value in privileged.items() if key != "hidden"}}
+
+
+def _recorded_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A message of the agent's conversation as its record keeps it: an agent message with every string
+    cut to ``AGENT_TEXT_MAX_BYTES`` (the env read no more of the turn; docs/env-contract.md)."""
+    if message.get("role") != "assistant":
+        return message
+    return map_strings(message, lambda text: truncate_utf8(text, AGENT_TEXT_MAX_BYTES))
 
 
 def _content(action: Any) -> str:
