@@ -28,12 +28,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import gymnasium as gym
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 import mimesis_gym
 from mimesis_gym.agents.base import is_privileged
 from mimesis_gym.agents.registry import make_agent
 from mimesis_gym.core.actions import cap_action
+from mimesis_gym.core.config import TOKENS_PLAUSIBLE, TURNS_PLAUSIBLE, ConfigModel, plausible_up_to
 from mimesis_gym.core.errors import ConfigurationError, EndpointUnavailableError, unavailable_from_dict
 from mimesis_gym.core.redact import redact
 from mimesis_gym.core.text import AGENT_TEXT_MAX_BYTES, map_strings, truncate_utf8
@@ -68,13 +69,13 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-class EvalConfig(BaseModel):
+class EvalConfig(ConfigModel):
     """Everything that defines a run; stored in ``run.json`` and reused by ``--resume``.
 
-    Numbers are range-checked and repeated names in ``envs``/``agents``/``users`` collapse to one.
+    Numbers are range-checked (floats finite, :class:`~mimesis_gym.core.config.ConfigModel`; token
+    budgets and turns above a plausible bound warn) and repeated names in ``envs``/``agents``/``users``
+    collapse to one.
     """
-
-    model_config = ConfigDict(extra="forbid")
 
     envs: list[str] = Field(default_factory=ENV_TABLE.main_job, min_length=1, description="short names or ids")
     agents: list[str] = Field(default_factory=lambda: ["tiny"], min_length=1)
@@ -84,14 +85,14 @@ class EvalConfig(BaseModel):
     seed: int = Field(0, ge=0)
     split: str = "test"
     limit: int | None = Field(None, ge=1)
-    max_turns: int = Field(16, ge=1)
+    max_turns: int = Field(16, ge=1, json_schema_extra=plausible_up_to(TURNS_PLAUSIBLE))
     concurrency: int = Field(8, ge=1)
     agent_concurrency: int | None = Field(None, ge=1)
     user_concurrency: int | None = Field(None, ge=1)
-    step_timeout: float = Field(120.0, gt=0, allow_inf_nan=False)
-    agent_max_tokens: int = Field(2048, ge=1)
-    temperature: float = Field(0.0, ge=0, le=2, allow_inf_nan=False)
-    role_max_tokens: int | None = Field(None, ge=1)
+    step_timeout: float = Field(120.0, gt=0)
+    agent_max_tokens: int = Field(2048, ge=1, json_schema_extra=plausible_up_to(TOKENS_PLAUSIBLE))
+    temperature: float = Field(0.0, ge=0, le=2)
+    role_max_tokens: int | None = Field(None, ge=1, json_schema_extra=plausible_up_to(TOKENS_PLAUSIBLE))
     user_failures: Literal["exclude", "include"] = "exclude"
     privileged: bool = False
     env_args: dict[str, dict[str, Any]] = Field(default_factory=dict)
