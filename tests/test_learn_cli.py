@@ -35,12 +35,28 @@ def must_not_load():
             GOOD + "algorithm: csd\ncsd: {coach: {kind: scripted}}\n",
             "csd.coach: kind='scripted' needs csd.coach.callable",
         ),
+        (
+            GOOD.replace("factory:tests.test_learn_cli:must_not_load", "hf:/no/such/policy"),
+            "policy: 'hf:/no/such/policy': no model at '/no/such/policy': hf: takes a local directory or a hub id "
+            "already in the Hugging Face cache (download it first, e.g. `huggingface-cli download ORG/NAME`)",
+        ),
+        (
+            GOOD.replace("factory:tests.test_learn_cli:must_not_load", "/no/such/policy"),
+            "no model at '/no/such/policy'",
+        ),
+        (GOOD + "user: hf:/no/such/user\n", "user: 'hf:/no/such/user': no model at '/no/such/user'"),
+        (GOOD + "judge: no-such-judge\n", "judge: unknown user alias 'no-such-judge'"),
+        (
+            GOOD + "algorithm: csd\ncsd: {coach: {model: hf:/no/such/coach}}\n",
+            "csd.coach.model: 'hf:/no/such/coach': no model at '/no/such/coach'",
+        ),
     ],
 )
-def test_a_bad_job_prints_one_line_and_exits_2(tmp_path, capsys, text, message):
+@pytest.mark.parametrize("dry_run", [[], ["--dry-run"]], ids=["train", "dry-run"])
+def test_a_bad_job_prints_one_line_and_exits_2(tmp_path, capsys, text, message, dry_run):
     path = tmp_path / "job.yaml"
     path.write_text(text)
-    assert main(["train", "--config", str(path)]) == 2
+    assert main(["train", "--config", str(path), *dry_run]) == 2
     captured = capsys.readouterr()
     lines = captured.err.splitlines()
     assert len(lines) == 1 and lines[0].startswith("mimesis-gym train: "), captured.err
