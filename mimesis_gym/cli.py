@@ -138,15 +138,21 @@ def _cmd_list(args: argparse.Namespace) -> int:
         for row in rows:
             print(" ".join(f"{cell:<{width}}" for cell, width in zip(row, widths, strict=False)) + f" {row[4]}")
         return 0
+    from mimesis_gym.evaluation.upstream_data import SOURCES
+
+    upstream = any(os.environ.get(source.variable) for source in SOURCES.values())
     widths = (max(len(e.id) for e in ENV_TABLE), max(len(e.short) for e in ENV_TABLE))
     for entry in ENV_TABLE:
-        _list_env(entry, widths, os.environ.get("MIMESIS_GYM_USERRL_DIR"))
+        _list_env(entry, widths, upstream)
     return 0
 
 
-def _list_env(entry: EnvEntry, widths: tuple[int, int], upstream: str | None) -> None:
+def _list_env(entry: EnvEntry, widths: tuple[int, int], upstream: bool) -> None:
     """``list``'s lines of one env: id, short name, then its action kinds and task counts (a
-    conversation env) or its spaces (a view)."""
+    conversation env) or its spaces (a view). With ``upstream`` (a data variable of
+    :data:`~mimesis_gym.evaluation.upstream_data.SOURCES` is set), also the counts of
+    ``pack="upstream"``, loaded as ``gym.make(id, pack="upstream")`` loads it (each env reads its own
+    variables), or why it cannot be loaded."""
     env = gym.make(entry.id)
     unwrapped: Any = env.unwrapped
     head = f"{entry.id:<{widths[0]}} {entry.short:<{widths[1]}}"
@@ -156,17 +162,20 @@ def _list_env(entry: EnvEntry, widths: tuple[int, int], upstream: str | None) ->
         print(f"{pad} observations {unwrapped.observation_space}")
         env.close()
         return
-    kinds = ", ".join(sorted(unwrapped.accepted_kinds))
-    counts = ", ".join(f"{split} {n}" for split, n in unwrapped.task_pack.counts().items())
-    print(f"{head} kinds: {kinds}")
-    print(f"{pad} original pack: {counts}")
+    print(f"{head} kinds: {', '.join(sorted(unwrapped.accepted_kinds))}")
+    print(f"{pad} original pack: {_pack_counts(unwrapped.task_pack)}")
     if upstream:
         try:
-            up = entry.env_class().load_task_pack("upstream", upstream).counts()
-            print(f"{pad} upstream ($MIMESIS_GYM_USERRL_DIR): {up}")
+            counts = _pack_counts(entry.env_class().task_pack_for({"pack": "upstream"}))
+            print(f"{pad} upstream pack: {counts}")
         except (ValueError, OSError, ImportError) as error:
-            print(f"{pad} upstream: unavailable ({error})")
+            print(f"{pad} upstream pack: unavailable ({error})")
     env.close()
+
+
+def _pack_counts(pack: Any) -> str:
+    """A task pack's split sizes as ``list`` prints them: ``train 400, test 100, demo 3``."""
+    return ", ".join(f"{split} {n}" for split, n in pack.counts().items())
 
 
 def _play_as_user(args: argparse.Namespace, env_id: str) -> int:

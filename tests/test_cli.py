@@ -9,6 +9,7 @@ import pytest
 
 import mimesis_gym
 from mimesis_gym.cli import main
+from tests.conftest import SHARED_DATA
 
 
 def test_version(capsys):
@@ -22,6 +23,36 @@ def test_list_envs_shows_counts(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     assert "mimesis/FunctionGym-v0" in out and "train 400, test 100, demo 3" in out
+
+
+@pytest.mark.parametrize("only_abcd", [False, True])
+def test_list_reads_each_envs_own_data_variable(monkeypatch, capsys, only_abcd):
+    """``list`` loads pack="upstream" as gym.make does: TauGym from $MIMESIS_GYM_TAU_DIR, ABCD from
+    $MIMESIS_GYM_ABCD_DIR (not from $MIMESIS_GYM_USERRL_DIR), an env whose variable is unset says so."""
+
+    folders = {name: SHARED_DATA / name for name in ("userrl", "tau-bench", "abcd")}
+    if not all(folder.is_dir() for folder in folders.values()):
+        pytest.skip(f"reference data not found under {SHARED_DATA} (expected ../shared/data/{{userrl,tau-bench,abcd}})")
+    monkeypatch.setenv("MIMESIS_GYM_ABCD_DIR", str(folders["abcd"]))
+    for variable, name in (("MIMESIS_GYM_TAU_DIR", "tau-bench"), ("MIMESIS_GYM_USERRL_DIR", "userrl")):
+        if only_abcd:
+            monkeypatch.delenv(variable, raising=False)
+        else:
+            monkeypatch.setenv(variable, str(folders[name]))
+    assert main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+
+    def upstream_line(env_id):
+        start = next(i for i, line in enumerate(lines) if line.startswith(env_id))
+        return lines[start + 2].strip()
+
+    assert upstream_line("mimesis/ABCDBehavior-v0") == "upstream pack: sample 2"
+    if only_abcd:
+        assert "set $MIMESIS_GYM_TAU_DIR" in upstream_line("mimesis/TauGym-v0")
+        assert "set $MIMESIS_GYM_USERRL_DIR" in upstream_line("mimesis/TurtleGym-v0")
+    else:
+        assert upstream_line("mimesis/TauGym-v0") == "upstream pack: train 500, test 165"
+        assert upstream_line("mimesis/TurtleGym-v0") == "upstream pack: train 423, test 48"
 
 
 def test_list_users(capsys):

@@ -31,6 +31,7 @@ def test_reset_info_has_the_fixed_keys_and_zero_parts():
         "user_failure": None,
         "episode_score": 0.0,
         "privileged": {},
+        "agent_text_truncated": None,
     }
     assert tuple(info) == INFO_KEYS
 
@@ -174,6 +175,12 @@ def test_step_before_reset_and_after_termination_raise_reset_needed():
 )
 def test_bad_reset_options_raise_value_error(options, message):
     with pytest.raises(ValueError, match=message):
+        EchoEnv().reset(seed=0, options=options)
+
+
+@pytest.mark.parametrize("options", ["notadict", ["task_id"], 3])
+def test_reset_options_that_are_not_a_mapping_raise_type_error(options):
+    with pytest.raises(TypeError, match=rf"reset options must be a mapping .* or None; got {type(options).__name__}$"):
         EchoEnv().reset(seed=0, options=options)
 
 

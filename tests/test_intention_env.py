@@ -111,6 +111,15 @@ def test_fake_responder_plain_text_and_bad_json():
     assert obs in CANNED_REPLIES and info["user_failure"] == "responder:bad_json"
 
 
+@pytest.mark.parametrize(
+    ("reply", "shown"), [('{"thought": "t", "response": 7}', "7"), ('{"response": [1, "a"]}', "[1, 'a']")]
+)
+def test_non_string_responder_reply_is_kept_as_its_str(reply, shown):
+    env, _ = start(user=ScriptedChatModel([reply]), judge="scripted")
+    obs, _, _, _, info = env.step("[action] How much space?")
+    assert (obs, info["user_failure"]) == (shown, None)
+
+
 def test_refusing_responder_gets_canned_replies():
     env, _ = start(user=ScriptedChatModel([refusal()]), judge="scripted")
     for _ in range(3):

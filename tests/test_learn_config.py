@@ -133,3 +133,96 @@ def test_the_cpu_simulator_preset_is_the_simulator_preset_scaled_down():
     assert (cpu.rollout.max_turns, cpu.rollout.max_tokens_per_turn, cpu.optim.lr) == (1, 48, 5e-5)
     assert (cpu.run.total_steps, cpu.run.dtype) == (16, "float32")
     assert full.optim.lr == 8e-6 and full.rollout.group_size == 8  # the full preset is untouched
+
+
+def _float_settings(model_class, prefix=""):
+    """Every float setting of a pydantic settings model, as (dotted path, a non-finite value to try)."""
+    from pydantic import BaseModel
+
+    for name, field in model_class.model_fields.items():
+        annotation = str(field.annotation)
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            yield from _float_settings(field.annotation, f"{prefix}{name}.")
+        elif annotation.startswith("tuple[float"):
+            yield f"{prefix}{name}", [float("inf"), 0.5]
+        elif "float" in annotation and "Literal" not in annotation:
+            yield f"{prefix}{name}", float("nan")
+
+
+TRAINER_FLOATS = list(_float_settings(TrainerConfig))
+
+
+def test_the_walk_finds_every_kind_of_float_setting():
+    paths = [path for path, _ in TRAINER_FLOATS]
+    assert {"optim.lr", "optim.betas", "loss.dual_clip", "csd.coach.temperature", "vllm.gpu_memory_utilization"} <= set(
+        paths
+    )
+    assert len(paths) >= 20
+
+
+@pytest.mark.parametrize(("path", "value"), TRAINER_FLOATS, ids=[path for path, _ in TRAINER_FLOATS])
+def test_every_float_setting_refuses_non_finite_values(path, value):
+    """One shared rule (core.config.ConfigModel, allow_inf_nan=False): .inf / .nan fail naming the setting."""
+    data: dict = {}
+    node = data
+    *groups, name = path.split(".")
+    for group in groups:
+        node = node.setdefault(group, {})
+    node[name] = value
+    with pytest.raises(ValueError, match=rf"{path}(\.0)?\n  Input should be a finite number"):
+        TrainerConfig.load(data)
+    config = TrainerConfig()
+    target = config
+    for group in groups:
+        target = getattr(target, group)
+    with pytest.raises(ValueError, match="finite number"):  # assignment is validated too
+        setattr(target, name, value)
+
+
+def test_eval_and_endpoint_configs_refuse_non_finite_floats():
+    from mimesis_gym.core.http import EndpointConfig
+    from mimesis_gym.evaluation.runner import EvalConfig
+
+    for model, fields in ((EvalConfig, {}), (EndpointConfig, {"base_url": "http://127.0.0.1:1/v1", "model": "m"})):
+        for path, value in _float_settings(model):
+            with pytest.raises(ValueError, match=rf"{path}\n  Input should be a finite number"):
+                model(**fields, **{path: value})
+
+
+@pytest.mark.parametrize(
+    ("data", "setting"),
+    [
+        ({"rollout": {"group_size": 10**8}}, "rollout.group_size=100,000,000 is beyond the plausible bound 1,024"),
+        (
+            {"rollout": {"prompts_per_batch": 5000}},
+            "rollout.prompts_per_batch=5,000 is beyond the plausible bound 4,096",
+        ),
+        ({"rollout": {"max_tokens_per_turn": 2**21}}, "rollout.max_tokens_per_turn=2,097,152 is beyond"),
+        ({"update": {"micro_batch_tokens": 2**30}}, "update.micro_batch_tokens=1,073,741,824 is beyond"),
+        ({"csd": {"coach": {"max_tokens": 2**21}}}, "csd.coach.max_tokens=2,097,152 is beyond"),
+    ],
+)
+def test_implausible_sizes_warn_and_are_kept(data, setting):
+    from mimesis_gym.core.config import ImplausibleSettingWarning
+
+    with pytest.warns(ImplausibleSettingWarning, match=setting.replace(".", r"\.")):
+        config = TrainerConfig.load(data)
+    assert _holds(config.model_dump(), data)
+
+
+def _holds(dump, data):
+    """Whether every value of the nested ``data`` is in ``dump`` unchanged."""
+    return all(
+        _holds(dump[key], value) if isinstance(value, dict) else dump[key] == value for key, value in data.items()
+    )
+
+
+def test_the_presets_and_defaults_warn_about_nothing(recwarn):
+    from mimesis_gym.algorithms.config import PRESETS
+    from mimesis_gym.core.config import ImplausibleSettingWarning
+    from mimesis_gym.evaluation.runner import EvalConfig
+
+    for name in PRESETS:
+        TrainerConfig.preset(name)
+    EvalConfig()
+    assert not [w for w in recwarn if issubclass(w.category, ImplausibleSettingWarning)]

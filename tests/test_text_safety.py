@@ -12,9 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mimesis_gym.core.actions import cap_action
 from mimesis_gym.core.http import EndpointConfig, OpenAIChatModel
 from mimesis_gym.core.tasks import TaskPack, read_jsonl
-from mimesis_gym.core.text import REPLACEMENT, clean_json, clean_text, is_clean
+from mimesis_gym.core.text import AGENT_TEXT_MAX_BYTES, REPLACEMENT, clean_json, clean_text, is_clean, truncate_utf8
 from mimesis_gym.evaluation.records import EpisodeRecord, UserFailureRecord
 from mimesis_gym.evaluation.runner import EvalConfig, run_eval
 from mimesis_gym.evaluation.store import ResultsStore
@@ -258,3 +259,55 @@ def test_one_megabyte_of_nasty_text_through_a_step_and_the_store(tmp_path):
     (back,) = store.read()
     assert back.error == clean_text(huge)
     env.close()
+
+
+# ------------------------------------------------------------------------- the agent-text cap
+
+
+@settings(max_examples=200, deadline=None)
+@given(unicode_text, st.integers(0, 200))
+def test_truncate_utf8_cuts_at_a_character_boundary_within_the_byte_count(text, max_bytes):
+    cut = truncate_utf8(text, max_bytes)
+    if len(clean_text(text).encode("utf-8")) <= max_bytes:
+        assert cut is text
+    else:
+        data = cut.encode("utf-8")  # always encodes
+        assert len(data) <= max_bytes and clean_text(text).startswith(cut)
+        assert len(data) > max_bytes - 4  # only a character cut in two is dropped
+
+
+def test_cap_action_cuts_strings_and_tool_calls_to_the_cap():
+    cap = AGENT_TEXT_MAX_BYTES
+    assert cap_action("[answer] 42") == ("[answer] 42", None)
+    call = {"choice": "answer", "content": "42", "extra": 1}
+    assert cap_action(call) == (call, None)
+    text = "[action] " + "é" * cap  # two bytes a character: the cut falls inside one and drops it
+    cut, size = cap_action(text)
+    assert size == len(text.encode("utf-8")) and cut == text[: 9 + (cap - 9) // 2]
+    cut, size = cap_action({"choice": "action", "content": "x" * (2 * cap), "notes": ["y"] * 10})
+    assert cut == {"choice": "action", "content": "x" * (cap - len("action"))}
+    assert size == len(json.dumps({"choice": "action", "content": "x" * (2 * cap), "notes": ["y"] * 10}))
+    cut, _ = cap_action({"choice": "action", "content": ["z"] * cap})  # non-string content: its JSON, cut
+    assert cut["content"].startswith('["z", "z"') and len(cut["content"]) == cap - len("action")
+    assert cap_action([LONE * cap]) == ([REPLACEMENT * cap], None)  # refused by the grammar, cleaned only
+
+
+def test_an_oversized_agent_turn_is_cut_to_the_cap_and_recorded_cut(fault_server, tmp_path):
+    """One 1 MB tool call: the env reads 64 KiB, the record keeps the cut text and the size before."""
+    content = "word " * 200_000
+    fault_server.script(tool_call(content), 'tool:{"choice": "answer", "content": "29"}')
+    config = EvalConfig(
+        envs=["function"], agents=[f"openai:fault-model@{fault_server.base_url}"], split="demo", limit=1,
+        concurrency=1, max_turns=2,
+    )  # fmt: skip
+    run(config, tmp_path, preflight=False)
+    (line,) = utf8_lines(tmp_path / "episodes.jsonl")
+    assert len(line.encode("utf-8")) < 4 * AGENT_TEXT_MAX_BYTES  # was 2 MB: content and transcript
+    (record,) = ResultsStore(tmp_path / "episodes.jsonl").read()
+    first, second = record.steps
+    size = len(json.dumps({"choice": "action", "content": content}).encode("utf-8"))
+    assert (first.agent_text_truncated, second.agent_text_truncated) == (size, None)
+    assert content.startswith(first.content) and len(first.content) == AGENT_TEXT_MAX_BYTES - len("action")
+    assert second.content == "29" and record.episode_score == 1.0
+    arguments = next(m["tool_calls"][0]["function"]["arguments"] for m in record.transcript if m.get("tool_calls"))
+    assert len(arguments.encode("utf-8")) == AGENT_TEXT_MAX_BYTES

@@ -15,6 +15,7 @@ pytest.importorskip("accelerate", reason="the local stack is installed by `make 
 from mimesis_gym.algorithms.cli import train_main
 from mimesis_gym.algorithms.config import TrainerConfig
 from mimesis_gym.algorithms.memory import GIB, Layout, estimate_memory, model_shape, read_layout
+from mimesis_gym.algorithms.model_specs import check_policy_spec
 
 CONFIGS = Path(__file__).parent.parent / "configs" / "accelerate"
 QWEN3_8B = {  # Qwen3-8B's published architecture
@@ -96,8 +97,61 @@ def test_dry_run_prints_the_plan_and_memory_and_trains_nothing(tmp_path, qwen3_8
 
 
 def test_dry_run_without_a_readable_model_config_says_why(tmp_path, capsys):
-    assert train_main(["--config", job(tmp_path, str(tmp_path / "nowhere")), "--dry-run"]) == 0
+    (tmp_path / "no-config").mkdir()  # a directory, but no config.json in it
+    assert train_main(["--config", job(tmp_path, str(tmp_path / "no-config")), "--dry-run"]) == 0
     assert "memory per GPU: unknown (cannot read the config of policy" in capsys.readouterr().out
+
+
+@pytest.fixture
+def empty_hub_cache(tmp_path, monkeypatch):
+    """A Hugging Face cache of our own: a hub id is cached only when a test puts it there."""
+    import huggingface_hub.constants
+
+    cache = tmp_path / "hub-cache"
+    cache.mkdir()
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(cache))
+    return cache
+
+
+def test_dry_run_refuses_a_policy_that_is_not_here(tmp_path, capsys, empty_hub_cache):
+    """A missing path and an uncached hub id fail the dry run as they would fail training: one line, exit 2."""
+    for policy, shown in [
+        (f"hf:{tmp_path / 'nowhere'}", f"no model at '{tmp_path / 'nowhere'}'"),
+        (str(tmp_path / "nowhere"), f"no model at '{tmp_path / 'nowhere'}'"),
+        ("hf:some-org/uncached-model", "no model at 'some-org/uncached-model'"),
+    ]:
+        assert train_main(["--config", job(tmp_path, policy), "--dry-run"]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.count("\n") == 1
+        assert captured.err.startswith(f"mimesis-gym train: policy: {policy!r}: {shown}")
+        assert "download it first, e.g. `huggingface-cli download ORG/NAME`" in captured.err
+
+
+def test_dry_run_plans_a_known_uncached_hub_id_and_says_it_must_be_downloaded(tmp_path, capsys, empty_hub_cache):
+    hub_id = "phanviethoang1512/Qwen3-8B-CSD-Agent"
+    assert train_main(["--config", job(tmp_path, f"hf:{hub_id}"), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "model: 8,190,735,360 parameters" in out  # planned from the known architecture, offline
+    assert out.rstrip().endswith(
+        f"policy weights: '{hub_id}' is not in this machine's Hugging Face cache; training here needs it "
+        f"downloaded first (`huggingface-cli download {hub_id}`)"
+    )
+    (empty_hub_cache / f"models--{hub_id.replace('/', '--')}").mkdir()
+    assert check_policy_spec(f"hf:{hub_id}", planning=True) is None  # cached: nothing to say
+
+
+def test_training_refuses_a_policy_that_is_not_here_before_loading_anything(tmp_path, empty_hub_cache):
+    """The library entry checks too: ``train()`` raises before any model (or the accelerator) is built."""
+    from mimesis_gym.algorithms import train
+    from mimesis_gym.core.errors import ConfigurationError
+
+    config = TrainerConfig.preset("cpu-tiny").with_overrides([f"run.output_dir={tmp_path / 'out'}"])
+    for policy in (f"hf:{tmp_path / 'nowhere'}", "hf:phanviethoang1512/Qwen3-8B-CSD-Agent"):
+        with pytest.raises(ConfigurationError, match=r"^policy: .*no model at .*download it first"):
+            train(["mimesis_testing/KeywordEcho-v0"], policy, "scripted", "grpo", config=config)
+    with pytest.raises(ConfigurationError, match=r"^user: 'hf:/no/such/user': no model at"):
+        train(["mimesis_testing/KeywordEcho-v0"], "tiny", "hf:/no/such/user", "grpo", config=config)
+    assert not (tmp_path / "out").exists()
 
 
 def test_dry_run_user_errors_exit_2_on_one_line(tmp_path, capsys):

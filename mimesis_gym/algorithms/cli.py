@@ -15,8 +15,10 @@ The file (JSON, YAML or TOML) holds the job and the trainer configuration side b
 exits without loading weights or training.
 
 User errors — a missing or unreadable file, bad JSON/YAML/TOML, an invalid config value, an unknown
-algorithm, an env id gymnasium does not know, a policy factory that cannot be imported — print one
-line on stderr and exit with status 2 before any model is loaded (:func:`check_job`).
+algorithm, an env id gymnasium does not know, a policy factory that cannot be imported, a policy path
+that does not exist or a hub id not in the Hugging Face cache, an unknown user, judge or coach alias —
+print one line on stderr and exit with status 2 before any model is loaded (:func:`check_job`), in a
+dry run too.
 """
 
 from __future__ import annotations
@@ -85,16 +87,21 @@ def check_env_ids(envs: Sequence[Any]) -> None:
             raise ValueError(f"unknown env id {env_id!r}: {error}") from None
 
 
-def check_job(job: dict[str, Any], config: TrainerConfig) -> None:
-    """Everything about a job that can be checked before a model is loaded: algorithm, envs, policy factory."""
+def check_job(job: dict[str, Any], config: TrainerConfig, *, planning: bool = False) -> list[str]:
+    """Everything about a job that can be checked before a model is loaded: algorithm, envs, policy factory,
+    and every model the job names (:func:`~mimesis_gym.algorithms.model_specs.check_job_models`: the policy
+    path or cached hub id, the user, judge and coach aliases). Returns the notes a dry run (``planning``) prints."""
     from mimesis_gym.algorithms.learners import select_learners
+    from mimesis_gym.algorithms.model_specs import check_job_models
 
     algorithm = job.get("algorithm")
     if algorithm is not None and not isinstance(algorithm, str):
         raise ValueError(f"algorithm must be a name such as 'grpo' or 'csd'; got {algorithm!r}")
-    select_learners(config, algorithm)
+    resolved, _ = select_learners(config, algorithm)
     check_env_ids([*(_envs(job["envs"]) or []), *(_envs(job.get("eval_envs")) or [])])
     _policy_factory(job.get("policy"))
+    policy, user, judge = job.get("policy", "tiny"), job.get("user", "scripted"), job.get("judge")
+    return check_job_models(policy, user, judge, resolved, planning=planning)
 
 
 def one_line(error: BaseException) -> str:
@@ -180,12 +187,12 @@ def train_main(argv: list[str]) -> int:
         if args.accelerate_config and not args.dry_run:
             raise ValueError("--accelerate-config is read by --dry-run only (pass it to `accelerate launch`)")
         job, config = build_job(args.config, args.set)
-        check_job(job, config)
+        notes = check_job(job, config, planning=args.dry_run)
         if args.dry_run:
             from mimesis_gym.algorithms.memory import read_layout
 
             layout = read_layout(args.accelerate_config) if args.accelerate_config else None
-            print("\n".join(dry_run_plan(job, config, layout)))
+            print("\n".join([*dry_run_plan(job, config, layout), *notes]))
             return 0
     except (OSError, ValueError) as error:
         print(f"mimesis-gym train: {one_line(error)}", file=sys.stderr)

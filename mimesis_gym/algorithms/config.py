@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
+from pydantic import ConfigDict, Field, field_serializer, field_validator
+
+from mimesis_gym.core.config import TOKENS_PLAUSIBLE, TURNS_PLAUSIBLE, ConfigModel, plausible_up_to
 
 __all__ = [
     "ALGORITHMS",
@@ -36,8 +38,16 @@ __all__ = [
 ]
 
 
-class _Group(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+BATCH_PLAUSIBLE = 4096
+"""More tasks (or groups) than this in one batch warns."""
+GROUP_PLAUSIBLE = 1024
+"""More episodes per task than this warns (the paper: 8)."""
+
+
+class _Group(ConfigModel):
+    """A settings group: finite floats and plausibility warnings (:class:`~mimesis_gym.core.config.ConfigModel`)."""
+
+    model_config = ConfigDict(validate_assignment=True)
 
 
 class ModelConfig(_Group):
@@ -63,12 +73,38 @@ class ModelConfig(_Group):
 class RolloutConfig(_Group):
     """How episodes are collected (docs/algorithms.md, "What a rollout records")."""
 
-    group_size: int = Field(8, ge=1, description="G: episodes per task (same task and reset seed)")
-    prompts_per_batch: int = Field(64, ge=1, description="tasks per rollout batch")
-    max_turns: int = Field(16, ge=1, description="agent turns per episode at most")
-    max_prompt_tokens: int = Field(1152, ge=1, description="a longer first prompt skips the task")
-    max_response_tokens: int = Field(8192, ge=1, description="budget of everything after the prompt")
-    max_tokens_per_turn: int | None = Field(None, ge=1, description="cap of one generation (None: the budget)")
+    section: ClassVar[str] = "rollout"
+
+    group_size: int = Field(
+        8,
+        ge=1,
+        description="G: episodes per task (same task and reset seed)",
+        json_schema_extra=plausible_up_to(GROUP_PLAUSIBLE),
+    )
+    prompts_per_batch: int = Field(
+        64, ge=1, description="tasks per rollout batch", json_schema_extra=plausible_up_to(BATCH_PLAUSIBLE)
+    )
+    max_turns: int = Field(
+        16, ge=1, description="agent turns per episode at most", json_schema_extra=plausible_up_to(TURNS_PLAUSIBLE)
+    )
+    max_prompt_tokens: int = Field(
+        1152,
+        ge=1,
+        description="a longer first prompt skips the task",
+        json_schema_extra=plausible_up_to(TOKENS_PLAUSIBLE),
+    )
+    max_response_tokens: int = Field(
+        8192,
+        ge=1,
+        description="budget of everything after the prompt",
+        json_schema_extra=plausible_up_to(TOKENS_PLAUSIBLE),
+    )
+    max_tokens_per_turn: int | None = Field(
+        None,
+        ge=1,
+        description="cap of one generation (None: the budget)",
+        json_schema_extra=plausible_up_to(TOKENS_PLAUSIBLE),
+    )
     temperature: float = Field(1.0, ge=0.0, description="sampling temperature (also scales every log-prob)")
     top_p: float = Field(1.0, gt=0.0, le=1.0, description="nucleus sampling")
     top_k: int | None = Field(None, ge=1, description="top-k sampling (None: off)")
@@ -99,10 +135,19 @@ class OptimConfig(_Group):
 class UpdateConfig(_Group):
     """Mini-batches, micro-batches and packing (docs/algorithms.md, "Micro-batches and packing")."""
 
-    mini_batch_prompts: int = Field(8, ge=1, description="groups per optimizer step")
+    section: ClassVar[str] = "update"
+
+    mini_batch_prompts: int = Field(
+        8, ge=1, description="groups per optimizer step", json_schema_extra=plausible_up_to(BATCH_PLAUSIBLE)
+    )
     ppo_epochs: int = Field(1, ge=1, description="passes over each rollout batch")
     shuffle: bool = Field(False, description="shuffle groups between PPO epochs")
-    micro_batch_tokens: int = Field(9344, ge=1, description="token budget of one micro-batch per device")
+    micro_batch_tokens: int = Field(
+        9344,
+        ge=1,
+        description="token budget of one micro-batch per device",
+        json_schema_extra=plausible_up_to(TOKENS_PLAUSIBLE),
+    )
     balance: bool = Field(True, description="token-balanced shares of each mini-batch across ranks")
     packing: Literal["auto", "on", "off"] = Field("auto", description="pack sequences (position ids) or pad")
     prefix_sharing: Literal["auto", "on", "off"] = Field(
@@ -198,6 +243,8 @@ class AdvantageConfig(_Group):
 class CoachConfig(_Group):
     """Who writes the CSD notes (docs/algorithms.md, "The coach")."""
 
+    section: ClassVar[str] = "csd.coach"
+
     kind: Literal["chat", "scripted"] = Field("chat", description="a chat model, or a callable")
     model: str | None = Field(None, description="users-registry alias (None: the env's user model)")
     callable: str | Callable[..., Any] | None = Field(
@@ -206,7 +253,9 @@ class CoachConfig(_Group):
     style: Literal["prospective", "corrective"] = Field(
         "corrective", description="corrective: critique of y_t (paper); prospective: briefing before y_t (release)"
     )
-    max_tokens: int = Field(300, ge=1, description="coach reply budget")
+    max_tokens: int = Field(
+        300, ge=1, description="coach reply budget", json_schema_extra=plausible_up_to(TOKENS_PLAUSIBLE)
+    )
     temperature: float = Field(1.0, ge=0.0, description="coach sampling temperature")
     max_note_chars: int = Field(600, ge=1, description="notes are cut to this length")
     leak_filter: bool = Field(True, description="drop notes that state privileged facts")
@@ -243,9 +292,16 @@ class CSDConfig(_Group):
 class SFTConfig(_Group):
     """Supervised fine-tuning data (docs/algorithms.md, "SFT: the warm start"); read with ``algorithm="sft"``."""
 
+    section: ClassVar[str] = "sft"
+
     data: list[str] = Field(default_factory=list, description="JSONL conversation files (`mimesis-gym collect`)")
     side: Literal["agent", "user"] = Field("agent", description="loss on assistant turns, or user turns (simulator)")
-    max_tokens: int | None = Field(None, ge=2, description="drop longer conversations (None: prompt + response)")
+    max_tokens: int | None = Field(
+        None,
+        ge=2,
+        description="drop longer conversations (None: prompt + response)",
+        json_schema_extra=plausible_up_to(TOKENS_PLAUSIBLE),
+    )
     shuffle: bool = Field(True, description="shuffle the conversations each epoch (seeded by the run seed)")
 
     @field_validator("data", mode="before")

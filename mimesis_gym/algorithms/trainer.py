@@ -47,6 +47,7 @@ from mimesis_gym.algorithms.engines.hf import HFEngine
 from mimesis_gym.algorithms.learners import Learner, RolloutBatch, select_learners
 from mimesis_gym.algorithms.logprobs import PolicyScorer
 from mimesis_gym.algorithms.losses import aggregation_weights
+from mimesis_gym.algorithms.model_specs import check_job_models
 from mimesis_gym.algorithms.policy import (
     DropoutError,
     check_no_dropout,
@@ -148,6 +149,7 @@ class Trainer:
 
         self.config, learner_classes = select_learners(TrainerConfig.load(config), algorithm)
         cfg = self.config
+        check_job_models(policy, user, judge, cfg)  # a missing model fails here, before any is loaded
         self.callbacks = list(callbacks)
         self.accelerator = accelerator = self._accelerator() if accelerator is None else accelerator
         self.rank, self.world = accelerator.process_index, accelerator.num_processes

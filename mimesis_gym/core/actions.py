@@ -14,12 +14,13 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mimesis_gym.core.text import clean_json
+from mimesis_gym.core.text import AGENT_TEXT_MAX_BYTES, clean_json, truncate_utf8
 
 __all__ = [
     "ACTION_KINDS",
     "MalformedAction",
     "ParsedAction",
+    "cap_action",
     "grammar_help",
     "interact_with_env_tool",
     "parse_action",
@@ -90,6 +91,35 @@ def interact_with_env_tool(accepted: Collection[str], description: str = "") -> 
             },
         },
     }
+
+
+def cap_action(action: Any, max_bytes: int = AGENT_TEXT_MAX_BYTES) -> tuple[Any, int | None]:
+    """``action`` with its text cut to ``max_bytes`` UTF-8 bytes, and its size in bytes before the cut.
+
+    The size is ``None`` when the action fits (it is then returned as it is). A string is measured
+    and cut as it is. A tool-call dict is measured as its JSON text; over the cap it keeps only its
+    ``choice`` and ``content`` (a non-string one written as JSON, as the grammar reads it), the choice
+    cut to the cap and the content to what the choice leaves. Any other value is returned as it is:
+    the grammar refuses it. Every string is cleaned first (:func:`~mimesis_gym.core.text.clean_json`).
+    """
+    action = clean_json(action)
+    if isinstance(action, str):
+        cut = truncate_utf8(action, max_bytes)
+        return (action, None) if cut is action else (cut, len(action.encode("utf-8")))
+    if not isinstance(action, Mapping):
+        return action, None
+    size = len(json.dumps(action, ensure_ascii=False, default=str).encode("utf-8"))
+    if size <= max_bytes:
+        return action, None
+    capped: dict[str, str] = {}
+    budget = max_bytes
+    for key in ("choice", "content"):
+        if key in action:
+            value = action[key]
+            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+            capped[key] = truncate_utf8(text, budget)
+            budget -= len(capped[key].encode("utf-8"))
+    return capped, size
 
 
 def parse_action(

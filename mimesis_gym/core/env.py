@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
-from mimesis_gym.core.actions import MalformedAction, ParsedAction, interact_with_env_tool, parse_action
+from mimesis_gym.core.actions import MalformedAction, ParsedAction, cap_action, interact_with_env_tool, parse_action
 from mimesis_gym.core.asyncbridge import LoopThread, run_without_loop
 from mimesis_gym.core.chat import ThoughtRecord
 from mimesis_gym.core.disclosure import DisclosureItem
@@ -27,7 +27,7 @@ from mimesis_gym.core.roles import RoleModels, RoleSession, resolve_roles
 from mimesis_gym.core.scoring import EpisodeScorer, SumOfRewards, make_scorer
 from mimesis_gym.core.spaces import UnicodeText
 from mimesis_gym.core.tasks import HasId, TaskPack
-from mimesis_gym.core.text import clean_json, clean_text
+from mimesis_gym.core.text import clean_text
 
 __all__ = ["INFO_KEYS", "REWARD_PROFILES", "ConversationEnv", "StepOutcome", "clipped_parts", "gain_parts"]
 
@@ -42,6 +42,7 @@ INFO_KEYS: tuple[str, ...] = (
     "user_failure",
     "episode_score",
     "privileged",
+    "agent_text_truncated",
 )
 """The fixed ``info`` key set of every ``reset`` and ``step``."""
 
@@ -171,6 +172,7 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
         self._opening_messages: list[dict[str, str]] = []
         self._session = RoleSession(episode_id="", llm_seed_base=0, role_max_tokens=role_max_tokens)
         self._needs_reset = True
+        self._agent_text_truncated: int | None = None
         self._loop_thread: LoopThread | None = None
         self._closed = False
 
@@ -286,6 +288,7 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
         self.task = task
         self.turn = 0
         self.episode_score = 0.0
+        self._agent_text_truncated = None
         self._scorer = make_scorer(self.scoring, self.score_context())
         self._session = RoleSession(
             episode_id=episode_id or uuid.uuid4().hex,
@@ -303,13 +306,14 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
         """Native async ``step``. Malformed input costs the turn, never raises.
 
         Text that cannot be encoded (a lone surrogate) becomes U+FFFD in the action on the way in
-        and in the observation on the way out, so observations and the transcript always encode.
+        and in the observation on the way out, so observations and the transcript always encode;
+        the action is read through :meth:`_agent_input` (at most ``AGENT_TEXT_MAX_BYTES``).
         """
         if self._needs_reset:
             raise ResetNeeded("call reset() before step(): the episode has not started or has terminated")
         self.turn += 1
         self._session.begin_step(self.turn)
-        parsed = parse_action(clean_json(action), self.accepted_kinds, self.tolerated_kinds)
+        parsed = parse_action(self._agent_input(action), self.accepted_kinds, self.tolerated_kinds)
         if isinstance(parsed, ParsedAction):
             outcome = await self._handle(parsed)
             kind, content, written = parsed.kind, parsed.content, parsed.canonical
@@ -376,12 +380,25 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
             self._loop_thread = LoopThread()
         return self._loop_thread.run(coro)
 
+    def _agent_input(self, action: Any) -> Any:
+        """The agent's action as the env reads it (:func:`cap_action`): every string cleaned, the turn cut
+        to :data:`~mimesis_gym.core.text.AGENT_TEXT_MAX_BYTES`; the size before a cut goes to this
+        step's ``info["agent_text_truncated"]``. Every ``astep`` reads its action here."""
+        capped, self._agent_text_truncated = cap_action(action)
+        return capped
+
     def _require_task(self) -> None:
         if self.task is None:
             raise ResetNeeded("call reset() first: the attribute depends on the task")
 
     def _check_options(self, options: Mapping[str, Any] | None) -> tuple[str | None, str, str | None]:
-        options = options or {}
+        """``(task_id, split, episode_id)`` from the reset options; a bad type or key raises at once."""
+        if options is None:
+            options = {}
+        elif not isinstance(options, Mapping):
+            raise TypeError(
+                f"reset options must be a mapping (e.g. {{'task_id': ...}}) or None; got {type(options).__name__}"
+            )
         unknown = set(options) - self.reset_option_keys
         if unknown:
             raise ValueError(f"unknown reset option(s) {sorted(unknown)}; accepted: {sorted(self.reset_option_keys)}")
@@ -418,4 +435,5 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
             "user_failure": self._session.user_failure(),
             "episode_score": self.episode_score,
             "privileged": privileged,
+            "agent_text_truncated": self._agent_text_truncated,
         }

@@ -35,9 +35,10 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from mimesis_gym.core.chat import current_call_context
+from mimesis_gym.core.config import TOKENS_PLAUSIBLE, ConfigModel, plausible_up_to
 from mimesis_gym.core.conventions import TRANSPORT_KINDS, AttemptError, BaseChatModel, RawCompletion, RetryPolicy
 from mimesis_gym.core.errors import AgentUnavailableError, EndpointUnavailableError, UserUnavailableError
 from mimesis_gym.core.redact import redact, remember_key_variables
@@ -61,14 +62,12 @@ _CONTEXT_LENGTH = re.compile(r"context|maximum (?:model |input |sequence )?lengt
 _ADAPTABLE = ("seed", "response_format", "temperature")
 
 
-class EndpointConfig(BaseModel):
+class EndpointConfig(ConfigModel):
     """Where and how to reach an OpenAI-compatible chat-completions endpoint.
 
-    Every field is serialisable; the API key itself is never stored, only the names of the
-    variables that hold it (the first one set wins).
+    Every field is serialisable (the timeouts and backoffs finite, :class:`~mimesis_gym.core.config.ConfigModel`);
+    the API key itself is never stored, only the names of the variables that hold it (the first one set wins).
     """
-
-    model_config = ConfigDict(extra="forbid")
 
     base_url: str = Field(description="server root ending in /v1; requests go to {base_url}/chat/completions")
     model: str = Field(description="served or provider model name")
@@ -89,7 +88,7 @@ class EndpointConfig(BaseModel):
     extra_headers: dict[str, str] = Field(default_factory=dict)
     session_header: str = "X-Session-ID"
     refusal_check: bool = True
-    max_tokens_ceiling: int = Field(32768, ge=1)
+    max_tokens_ceiling: int = Field(32768, ge=1, json_schema_extra=plausible_up_to(TOKENS_PLAUSIBLE))
     fail_fast: bool = Field(
         True,
         description="raise EndpointUnavailableError until the endpoint has answered once: at a persistent fault "

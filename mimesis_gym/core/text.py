@@ -13,10 +13,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-__all__ = ["REPLACEMENT", "clean_json", "clean_text", "is_clean", "map_strings"]
+__all__ = [
+    "AGENT_TEXT_MAX_BYTES",
+    "REPLACEMENT",
+    "clean_json",
+    "clean_text",
+    "is_clean",
+    "map_strings",
+    "truncate_utf8",
+]
 
 REPLACEMENT = "\ufffd"
 """What an unencodable code point becomes."""
+
+AGENT_TEXT_MAX_BYTES = 64 * 1024
+"""The most UTF-8 bytes of one agent turn an env reads (docs/env-contract.md, "reset and step").
+
+64 KiB is about 16,000 tokens of English: a turn of the default 2,048-token agent budget is a few
+KiB (the longest assistant turn of the OASST1 reference conversations is 4.1 KB), so only a runaway
+generation reaches it; what lies beyond the cap is dropped before the env parses the turn, and
+``info["agent_text_truncated"]`` holds the turn's size before the cut."""
 
 T = TypeVar("T")
 
@@ -42,6 +58,20 @@ def clean_text(value: str | bytes) -> str:
     if is_clean(value):
         return value
     return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def truncate_utf8(text: str, max_bytes: int) -> str:
+    """``text`` cut to at most ``max_bytes`` UTF-8 bytes, at a character boundary.
+
+    A text that fits is returned unchanged (a short one without encoding it); a longer one is
+    cleaned first (:func:`clean_text`), so the result always encodes.
+    """
+    if len(text) * 4 <= max_bytes:  # no character takes more than 4 bytes
+        return text
+    data = clean_text(text).encode("utf-8")
+    if len(data) <= max_bytes:
+        return text
+    return data[:max_bytes].decode("utf-8", "ignore")  # drops only a character cut in two
 
 
 def map_strings(value: T, function: Callable[[str], str]) -> T:

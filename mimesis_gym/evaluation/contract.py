@@ -136,6 +136,8 @@ def check_step_result(env: gym.Env[Any, Any], result: tuple[Any, ...], *, after_
     assert info["user_failure"] is None or isinstance(info["user_failure"], str), "bad info['user_failure']"
     assert type(info["episode_score"]) is float, "info['episode_score'] must be a float"
     assert isinstance(info["privileged"], dict), "info['privileged'] must be a dict"
+    truncated_from = info["agent_text_truncated"]
+    assert truncated_from is None or type(truncated_from) is int, "info['agent_text_truncated'] must be None or an int"
     if after_reset:
         assert info["turn"] == 0 and info["action_kind"] is None and info["valid_action"] is True
         assert info["episode_score"] == 0.0, "episode_score must be 0.0 after reset"

@@ -32,6 +32,8 @@ class StepRecord(BaseModel):
     terminated: bool
     truncated: bool
     user_failure: str | None
+    agent_text_truncated: int | None = None
+    """The agent's turn was cut to ``AGENT_TEXT_MAX_BYTES``: its size in UTF-8 bytes before (``info``'s key)."""
     agent_latency_s: float = 0.0
     step_latency_s: float = 0.0
 

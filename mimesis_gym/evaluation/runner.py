@@ -28,13 +28,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 import gymnasium as gym
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 import mimesis_gym
 from mimesis_gym.agents.base import is_privileged
 from mimesis_gym.agents.registry import make_agent
+from mimesis_gym.core.actions import cap_action
+from mimesis_gym.core.config import TOKENS_PLAUSIBLE, TURNS_PLAUSIBLE, ConfigModel, plausible_up_to
 from mimesis_gym.core.errors import ConfigurationError, EndpointUnavailableError, unavailable_from_dict
 from mimesis_gym.core.redact import redact
+from mimesis_gym.core.text import AGENT_TEXT_MAX_BYTES, map_strings, truncate_utf8
 from mimesis_gym.envs import ENV_TABLE, EnvEntry
 from mimesis_gym.evaluation.abcd_table import abcd_summaries
 from mimesis_gym.evaluation.aggregate import env_score, mean_ranks, task_scores, weighted_avg
@@ -74,16 +77,16 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-class EvalConfig(BaseModel):
+class EvalConfig(ConfigModel):
     """Everything that defines a run; stored in ``run.json`` and reused by ``--resume``.
 
-    Numbers are range-checked and repeated names in ``agents``/``users`` collapse to one. Each env
-    of ``envs`` is written one way (:meth:`~mimesis_gym.envs.table.EnvTable.canonical_names`: a
-    table env's short name, another registered env's id) and kept once, so an env named two ways
-    (``turtle``, ``TURTLE``, ``mimesis/TurtleGym-v0``) is planned and played once.
+    Numbers are range-checked (floats finite, :class:`~mimesis_gym.core.config.ConfigModel`; token
+    budgets and turns above a plausible bound warn) and repeated names in ``agents``/``users``
+    collapse to one. Each env of ``envs`` is written one way
+    (:meth:`~mimesis_gym.envs.table.EnvTable.canonical_names`: a table env's short name, another
+    registered env's id) and kept once, so an env named two ways (``turtle``, ``TURTLE``,
+    ``mimesis/TurtleGym-v0``) is planned and played once.
     """
-
-    model_config = ConfigDict(extra="forbid")
 
     envs: list[str] = Field(default_factory=ENV_TABLE.main_job, min_length=1, description="short names or ids")
     agents: list[str] = Field(default_factory=lambda: ["tiny"], min_length=1)
@@ -93,14 +96,14 @@ class EvalConfig(BaseModel):
     seed: int = Field(0, ge=0)
     split: str = "test"
     limit: int | None = Field(None, ge=1)
-    max_turns: int = Field(16, ge=1)
+    max_turns: int = Field(16, ge=1, json_schema_extra=plausible_up_to(TURNS_PLAUSIBLE))
     concurrency: int = Field(8, ge=1)
     agent_concurrency: int | None = Field(None, ge=1)
     user_concurrency: int | None = Field(None, ge=1)
-    step_timeout: float = Field(120.0, gt=0, allow_inf_nan=False)
-    agent_max_tokens: int = Field(2048, ge=1)
-    temperature: float = Field(0.0, ge=0, le=2, allow_inf_nan=False)
-    role_max_tokens: int | None = Field(None, ge=1)
+    step_timeout: float = Field(120.0, gt=0)
+    agent_max_tokens: int = Field(2048, ge=1, json_schema_extra=plausible_up_to(TOKENS_PLAUSIBLE))
+    temperature: float = Field(0.0, ge=0, le=2)
+    role_max_tokens: int | None = Field(None, ge=1, json_schema_extra=plausible_up_to(TOKENS_PLAUSIBLE))
     user_failures: Literal["exclude", "include"] = "exclude"
     privileged: bool = False
     env_args: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -317,7 +320,7 @@ async def _run_unit(
                 StepRecord(
                     turn=info["turn"],
                     action_kind=info["action_kind"],
-                    content=_content(decision.action),
+                    content=_content(cap_action(decision.action)[0]),
                     valid_action=info["valid_action"],
                     constrained=decision.constrained,
                     observation=obs,
@@ -326,6 +329,7 @@ async def _run_unit(
                     terminated=terminated,
                     truncated=truncated,
                     user_failure=info["user_failure"],
+                    agent_text_truncated=info["agent_text_truncated"],
                     agent_latency_s=agent_latency,
                     step_latency_s=time.perf_counter() - step_clock,
                 )
@@ -338,7 +342,7 @@ async def _run_unit(
             if terminated or truncated:
                 record.terminated, record.truncated = terminated, truncated
                 break
-        record.transcript = list(conv.messages)
+        record.transcript = [_recorded_message(message) for message in conv.messages]
         if config.privileged:
             record.privileged = {
                 "thoughts": [t.to_dict() for t in env.thought_records],
@@ -367,6 +371,14 @@ def _privileged_turn(info: dict[str, Any]) -> dict[str, Any]:
     """A step's privileged role outputs (``info["privileged"]`` without the task's hidden data)."""
     privileged = info.get("privileged") or {}
     return {"turn": info["turn"], **{key: value for key, value in privileged.items() if key != "hidden"}}
+
+
+def _recorded_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A message of the agent's conversation as its record keeps it: an agent message with every string
+    cut to ``AGENT_TEXT_MAX_BYTES`` (the env read no more of the turn; docs/env-contract.md)."""
+    if message.get("role") != "assistant":
+        return message
+    return map_strings(message, lambda text: truncate_utf8(text, AGENT_TEXT_MAX_BYTES))
 
 
 def _content(action: Any) -> str:

@@ -34,6 +34,7 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 from websockets.asyncio.client import connect as ws_connect
 
+from mimesis_gym.core.env import INFO_KEYS
 from mimesis_gym.core.errors import ConfigurationError, MimesisGymError
 from mimesis_gym.integrations.episode import EnvRecipe, EpisodeOverError
 
@@ -49,7 +50,7 @@ __all__ = [
     "user_label",
 ]
 
-PUBLIC_INFO_KEYS = ("task_id", "turn", "action_kind", "valid_action", "reward_parts", "user_failure", "episode_score")
+PUBLIC_INFO_KEYS = tuple(key for key in INFO_KEYS if key != "privileged")
 """The keys of the env's ``info`` an observation carries; ``privileged`` (hidden task data) never leaves the server."""
 
 RESET_KEYS = frozenset({"seed", "episode_id", "task_id", "split"})

@@ -430,7 +430,7 @@ class ABCDBehaviorEnv(ConversationEnv[AbcdRow]):
             raise ResetNeeded("call reset() before step(): the episode has not started or has terminated")
         self.turn += 1
         self._session.begin_step(self.turn)
-        parsed = parse_customer_action(action)
+        parsed = parse_customer_action(self._agent_input(action))
         self._session.step_thoughts["customer"] = {"reasoning": parsed.thought}
         if self.require_think and not self._well_formed(parsed):
             self._format_ok = False

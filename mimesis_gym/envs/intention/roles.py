@@ -6,8 +6,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from mimesis_gym.core.chat import ChatReply
-from mimesis_gym.core.jsonfix import coerce_json
-from mimesis_gym.core.roles import LLMRole, RoleOutputError, RoleResult, ScriptedRole
+from mimesis_gym.core.jsonfix import coerce_json, field_text
+from mimesis_gym.core.roles import LLMRole, RoleResult, ScriptedRole
 from mimesis_gym.envs._matching import matches
 from mimesis_gym.envs.intention.tasks import IMPORTANCE_LABELS, Detail, IntentionTask
 
@@ -194,11 +194,9 @@ class LLMResponder(LLMRole[str]):
     def parse(self, reply: ChatReply, parsed: dict[str, Any] | None, **_: Any) -> str:
         if "{" not in reply.text:
             return reply.text.strip()
-        data = coerce_json(reply.text, ["response"]).data
-        response = data["response"]
-        if not isinstance(response, str):
-            raise RoleOutputError("response must be a string")
-        return response
+        # A missing "response" fails the coercion (bad_json → canned reply), as in the other envs; a
+        # non-string one is kept as its str, as UserRL used whatever value the reply held.
+        return field_text(coerce_json(reply.text, ["response"]).data["response"])
 
     def fallback(self, *, choose_canned: Callable[[], int], **_: Any) -> str:
         return CANNED_REPLIES[choose_canned()]
