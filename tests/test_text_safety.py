@@ -9,7 +9,7 @@ import asyncio
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mimesis_gym.core.actions import cap_action
@@ -265,6 +265,8 @@ def test_one_megabyte_of_nasty_text_through_a_step_and_the_store(tmp_path):
 
 
 @settings(max_examples=200, deadline=None)
+@example({"content": "\x01" * 50})  # 50 characters, 300 bytes of JSON escapes
+@example({"choice": "action", "content": "é" * 120})
 @given(unicode_text, st.integers(0, 200))
 def test_truncate_utf8_cuts_at_a_character_boundary_within_the_byte_count(text, max_bytes):
     cut = truncate_utf8(text, max_bytes)
@@ -290,6 +292,25 @@ def test_cap_action_cuts_strings_and_tool_calls_to_the_cap():
     cut, _ = cap_action({"choice": "action", "content": ["z"] * cap})  # non-string content: its JSON, cut
     assert cut["content"].startswith('["z", "z"') and len(cut["content"]) == cap - len("action")
     assert cap_action([LONE * cap]) == ([REPLACEMENT * cap], None)  # refused by the grammar, cleaned only
+
+
+@settings(max_examples=200, deadline=None)
+@example({"content": "\x01" * 50})  # 50 characters, 300 bytes of JSON escapes
+@example({"choice": "action", "content": "é" * 120})
+@given(
+    st.dictionaries(
+        st.text(max_size=8),
+        st.one_of(st.none(), st.booleans(), st.floats(), st.integers(), st.text(alphabet='\x01é"\\a', max_size=60)),
+        max_size=6,
+    )
+)
+def test_a_tool_call_read_without_measuring_fits_the_cap(call):
+    """The shortcut that skips the JSON text of a small tool call never lets a call over the cap through."""
+    cap = 256  # a small cap: the drawn calls fall on both sides of it
+    capped, size = cap_action(call, cap)
+    measured = len(json.dumps(call, ensure_ascii=False).encode("utf-8"))
+    assert (size is None) == (measured <= cap)
+    assert capped == call if size is None else size == measured
 
 
 def test_an_oversized_agent_turn_is_cut_to_the_cap_and_recorded_cut(fault_server, tmp_path):

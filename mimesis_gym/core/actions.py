@@ -108,6 +108,8 @@ def cap_action(action: Any, max_bytes: int = AGENT_TEXT_MAX_BYTES) -> tuple[Any,
         return (action, None) if cut is action else (cut, len(action.encode("utf-8")))
     if not isinstance(action, Mapping):
         return action, None
+    if _surely_fits(action, max_bytes):  # the usual small tool call: no JSON text built on every step
+        return action, None
     size = len(json.dumps(action, ensure_ascii=False, default=str).encode("utf-8"))
     if size <= max_bytes:
         return action, None
@@ -120,6 +122,23 @@ def cap_action(action: Any, max_bytes: int = AGENT_TEXT_MAX_BYTES) -> tuple[Any,
             capped[key] = truncate_utf8(text, budget)
             budget -= len(capped[key].encode("utf-8"))
     return capped, size
+
+
+def _surely_fits(action: Mapping[Any, Any], max_bytes: int) -> bool:
+    """Whether a dict of string keys and string, number, bool or ``None`` values fits in ``max_bytes`` as
+    JSON text, told from the strings' lengths alone (at most 6 bytes per character, a control character's
+    escape; quotes and separators in a 16-byte allowance per item); ``False`` means "measure it"."""
+    chars = 0
+    for key, value in action.items():
+        if not isinstance(key, str):
+            return False
+        if isinstance(value, str):
+            chars += len(key) + len(value)
+        elif value is None or isinstance(value, (bool, float)) or (isinstance(value, int) and abs(value) < 1 << 63):
+            chars += len(key) + 32  # the longest float or 64-bit int written as JSON is shorter
+        else:
+            return False
+    return chars * 6 + 16 * len(action) <= max_bytes
 
 
 def parse_action(
