@@ -16,6 +16,7 @@ from mimesis_gym.algorithms.cli import train_main
 from mimesis_gym.algorithms.config import TrainerConfig
 from mimesis_gym.algorithms.memory import GIB, Layout, estimate_memory, model_shape, read_layout
 from mimesis_gym.algorithms.model_specs import check_policy_spec
+from mimesis_gym.core.errors import ConfigurationError
 
 CONFIGS = Path(__file__).parent.parent / "configs" / "accelerate"
 QWEN3_8B = {  # Qwen3-8B's published architecture
@@ -114,11 +115,11 @@ def empty_hub_cache(tmp_path, monkeypatch):
 
 
 def test_dry_run_refuses_a_policy_that_is_not_here(tmp_path, capsys, empty_hub_cache):
-    """A missing path and an uncached hub id fail the dry run as they would fail training: one line, exit 2."""
+    """A missing path fails the dry run as it would fail training: one line, exit 2."""
     for policy, shown in [
         (f"hf:{tmp_path / 'nowhere'}", f"no model at '{tmp_path / 'nowhere'}'"),
         (str(tmp_path / "nowhere"), f"no model at '{tmp_path / 'nowhere'}'"),
-        ("hf:some-org/uncached-model", "no model at 'some-org/uncached-model'"),
+        ("hf:./nowhere/model", "no model at './nowhere/model'"),
     ]:
         assert train_main(["--config", job(tmp_path, policy), "--dry-run"]) == 2
         captured = capsys.readouterr()
@@ -140,10 +141,20 @@ def test_dry_run_plans_a_known_uncached_hub_id_and_says_it_must_be_downloaded(tm
     assert check_policy_spec(f"hf:{hub_id}", planning=True) is None  # cached: nothing to say
 
 
+def test_dry_run_plans_an_unknown_uncached_hub_id_without_its_memory(tmp_path, capsys, empty_hub_cache):
+    """A plan needs no weights: a hub id neither cached nor in the built-in table is planned, memory unknown."""
+    hub_id = "some-org/uncached-model"
+    assert train_main(["--config", job(tmp_path, f"hf:{hub_id}"), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "memory per GPU: unknown" in out
+    assert out.rstrip().endswith(f"downloaded first (`huggingface-cli download {hub_id}`)")
+    with pytest.raises(ConfigurationError, match=r"^policy: .*no model at 'some-org/uncached-model'"):
+        check_policy_spec(f"hf:{hub_id}")  # training (not planning) refuses it
+
+
 def test_training_refuses_a_policy_that_is_not_here_before_loading_anything(tmp_path, empty_hub_cache):
     """The library entry checks too: ``train()`` raises before any model (or the accelerator) is built."""
     from mimesis_gym.algorithms import train
-    from mimesis_gym.core.errors import ConfigurationError
 
     config = TrainerConfig.preset("cpu-tiny").with_overrides([f"run.output_dir={tmp_path / 'out'}"])
     for policy in (f"hf:{tmp_path / 'nowhere'}", "hf:phanviethoang1512/Qwen3-8B-CSD-Agent"):

@@ -16,9 +16,9 @@ exits without loading weights or training.
 
 User errors — a missing or unreadable file, bad JSON/YAML/TOML, an invalid config value, an unknown
 algorithm, an env id gymnasium does not know, a policy factory that cannot be imported, a policy path
-that does not exist or a hub id not in the Hugging Face cache, an unknown user, judge or coach alias —
-print one line on stderr and exit with status 2 before any model is loaded (:func:`check_job`), in a
-dry run too.
+that does not exist or a hub id not in the Hugging Face cache (a dry run plans such a hub id and says
+it must be downloaded), an unknown user, judge or coach alias — print one line on stderr and exit with
+status 2 before any model is loaded (:func:`check_job`), in a dry run too.
 """
 
 from __future__ import annotations

@@ -26,22 +26,22 @@ def check_policy_spec(policy: Any, *, planning: bool = False) -> str | None:
     """``ConfigurationError`` unless ``policy`` can be loaded on this machine without the network.
 
     ``tiny``, a ``factory:`` spec and a ``(model, tokenizer)`` pair are not checked here. With
-    ``planning`` (``train --dry-run``), an uncached hub id whose shape the memory estimate knows
-    (:data:`~mimesis_gym.algorithms.memory.KNOWN_ARCHITECTURES`) passes, and the returned note says
-    that training here needs it downloaded first; otherwise the result is ``None``.
+    ``planning`` (``train --dry-run``), an uncached hub id passes (a plan needs no weights; the memory
+    estimate reads its shape from the cache or from
+    :data:`~mimesis_gym.algorithms.memory.KNOWN_ARCHITECTURES`, or says it cannot), and the returned
+    note says that training here needs it downloaded first; otherwise the result is ``None``. A local
+    path that does not exist fails in both modes.
     """
     if not isinstance(policy, (str, Path)) or policy == "tiny" or str(policy).startswith("factory:"):
         return None
-    from mimesis_gym.users.registry import check_local_model_path
+    from mimesis_gym.users.registry import check_local_model_path, is_hub_id
 
     spec = str(policy)
     path = spec[3:] if spec.startswith("hf:") else spec
     try:
         check_local_model_path(path, spec)
     except ConfigurationError as error:
-        from mimesis_gym.algorithms.memory import KNOWN_ARCHITECTURES
-
-        if planning and path.lower() in KNOWN_ARCHITECTURES:
+        if planning and is_hub_id(path):
             return (
                 f"policy weights: {path!r} is not in this machine's Hugging Face cache; training here needs it "
                 f"downloaded first (`huggingface-cli download {path}`)"

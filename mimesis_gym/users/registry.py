@@ -35,6 +35,7 @@ __all__ = [
     "UserSpec",
     "check_local_model_path",
     "endpoint_hints",
+    "is_hub_id",
     "list_users",
     "make_chat_model",
     "register_user",
@@ -281,8 +282,13 @@ def check_local_model_path(path: str, spec: str) -> None:
     )
 
 
+def is_hub_id(text: str) -> bool:
+    """Whether ``text`` is shaped like a hub id (``ORG/NAME``), not like a local path (``/…``, ``./…``, ``~/…``)."""
+    return text.count("/") == 1 and not text.startswith(("/", ".", "~"))
+
+
 def _in_hub_cache(repo_id: str) -> bool:
-    if repo_id.count("/") != 1 or repo_id.startswith(("/", ".", "~")):
+    if not is_hub_id(repo_id):
         return False
     try:
         from huggingface_hub.constants import HF_HUB_CACHE
