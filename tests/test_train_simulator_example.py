@@ -39,6 +39,8 @@ def test_the_example_trains_the_customer_on_the_chosen_behaviors(tmp_path, capsy
     initial, _ = tiny_random_model(seed=0)
     pairs = zip(initial.parameters(), trainer.policy_model.parameters(), strict=True)
     moved = [not torch.equal(a, b) for a, b in pairs]
-    # the random model's messages differ within a group (an empty one scores 0), so FoldGRPO has a signal
-    assert trainer.history[0]["group/zero_std_frac"] < 1 and trainer.history[0]["loss/pg"] != 0
+    # the random model's messages differ within a group (an empty one scores 0), so FoldGRPO has a signal; which
+    # groups tie is sampling's choice (it differs across CPUs), so the check asks for one signal in two steps
+    signalled = [metrics for metrics in trainer.history if metrics["group/zero_std_frac"] < 1]
+    assert signalled and all(metrics["loss/pg"] != 0 for metrics in signalled)
     assert all(moved)

@@ -9,10 +9,11 @@ torch = pytest.importorskip("torch", reason="the local stack is installed by `ma
 from mimesis_gym.algorithms.config import TrainerConfig  # noqa: E402
 from mimesis_gym.algorithms.losses import aggregate, aggregation_weights  # noqa: E402
 from mimesis_gym.algorithms.render import TemplateNotIncrementalError  # noqa: E402
-from mimesis_gym.algorithms.testing import ENV_ID, tiny_random_model  # noqa: E402
+from mimesis_gym.algorithms.testing import ENV_ID, ReplayCollector, tiny_random_model  # noqa: E402
 from mimesis_gym.algorithms.trainer import DropoutError, Trainer  # noqa: E402
 from mimesis_gym.algorithms.update import PolicyUpdate  # noqa: E402
 from tests.support.torch_fixtures import one_thread, tiny_random_model_available  # noqa: E402, F401
+from tests.test_learner_golden import load_rollouts  # noqa: E402
 
 ENVS = [(ENV_ID, {"reward_rule": "parity"})]
 COMMON = {
@@ -141,9 +142,13 @@ def test_resume_gives_identical_metrics_and_runs_are_reproducible(tmp_path):
 
 
 def test_alpha_zero_is_grpo_bit_for_bit(tmp_path):
+    # both replay the recorded first step of the 2x2 golden scenario: one group with mixed rewards, on any CPU
+    step_one = load_rollouts("grpo-sampler")[:1]
     grpo, grpo_model = run(tmp_path / "g", "grpo", *SMALL)
+    grpo.collector = ReplayCollector(step_one)
     grpo.fit()
     control, control_model = run(tmp_path / "c", "csd", *SMALL, "csd.alpha=0")
+    control.collector = ReplayCollector(step_one)
     control.fit()
     assert control.counters["teacher_forwards"] == 0
     assert control.history[0]["group/zero_std_frac"] < 1 and control.history[0]["loss/pg"] != 0  # a real update
