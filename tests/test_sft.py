@@ -16,6 +16,7 @@ from mimesis_gym.algorithms.render import ChatRenderer, TemplateNotIncrementalEr
 from mimesis_gym.algorithms.sft_data import SFTExample, encode_conversation, load_examples
 from mimesis_gym.algorithms.testing import ENV_ID, tiny_random_model, tiny_tokenizer
 from mimesis_gym.algorithms.trainer import Trainer
+from tests.support.torch_fixtures import one_thread  # noqa: F401
 
 CONVERSATION = {
     "messages": [
@@ -138,7 +139,6 @@ def sft_config(tmp_path: Path, data: Path, *extra: str) -> TrainerConfig:
 
 
 def test_two_sft_steps_lower_the_loss_and_a_checkpoint_keeps_the_data_position(tmp_path: Path) -> None:
-    torch.set_num_threads(1)
     data = write_data(tmp_path / "data.jsonl", ["apple", "bread"])
     config = sft_config(tmp_path, data, "sft.shuffle=false", "run.total_steps=2")
     trainer = Trainer([ENV_ID], tiny_random_model(seed=0), algorithm="sft", config=config)
