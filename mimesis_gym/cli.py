@@ -734,7 +734,7 @@ def _cmd_users_report(args: argparse.Namespace) -> int:
             resume=args.resume,
             reference_dir=reference,
             progress=not args.no_progress,
-            log=lambda line: print(line, file=sys.stderr),
+            log=_stderr_line,
         )
         measured = asyncio.run(report)
     except Interrupted:

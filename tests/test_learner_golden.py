@@ -19,6 +19,7 @@ say why in the commit) with::
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import math
@@ -98,10 +99,16 @@ SCENARIOS: dict[str, dict[str, Any]] = {
 }
 
 
+@functools.cache
+def recorded_rollouts() -> dict[str, list[list[dict[str, Any]]]]:
+    """Every scenario's recorded ``collect`` calls, read once per session (treat them as read-only)."""
+    with gzip.open(ROLLOUTS, "rt", encoding="utf-8") as handle:
+        return json.load(handle)
+
+
 def load_rollouts(name: str) -> list[list[dict[str, Any]]]:
     """The recorded ``collect`` calls of scenario ``name`` (one per step)."""
-    with gzip.open(ROLLOUTS, "rt", encoding="utf-8") as handle:
-        recorded = json.load(handle)
+    recorded = recorded_rollouts()
     assert name in recorded, f"no recorded rollouts for {name!r}: regenerate {ROLLOUTS.name} (see the module docstring)"
     return recorded[name]
 
@@ -171,8 +178,7 @@ def test_two_steps_on_recorded_rollouts_match_the_recorded_numbers(tmp_path, nam
 
 def test_the_golden_files_cover_every_scenario_and_move_the_weights():
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
-    with gzip.open(ROLLOUTS, "rt", encoding="utf-8") as handle:
-        rollouts = json.load(handle)
+    rollouts = recorded_rollouts()
     assert sorted(golden) == sorted(SCENARIOS) == sorted(rollouts)
     assert all(len(calls) == 2 and all(calls) for calls in rollouts.values())  # two steps, episodes in each
     assert all(entry["weight_change"] > 0 for entry in golden.values())

@@ -320,7 +320,7 @@ async def _run_unit(
                 StepRecord(
                     turn=info["turn"],
                     action_kind=info["action_kind"],
-                    content=_content(cap_action(decision.action)[0]),
+                    content=_content(_as_read(decision.action, info)),
                     valid_action=info["valid_action"],
                     constrained=decision.constrained,
                     observation=obs,
@@ -371,6 +371,12 @@ def _privileged_turn(info: dict[str, Any]) -> dict[str, Any]:
     """A step's privileged role outputs (``info["privileged"]`` without the task's hidden data)."""
     privileged = info.get("privileged") or {}
     return {"turn": info["turn"], **{key: value for key, value in privileged.items() if key != "hidden"}}
+
+
+def _as_read(action: Any, info: dict[str, Any]) -> Any:
+    """The agent's action as the env read it: cut (:func:`~mimesis_gym.core.actions.cap_action`) only when
+    the step's info says the env cut it, so a turn under the cap is not measured a second time."""
+    return action if info["agent_text_truncated"] is None else cap_action(action)[0]
 
 
 def _recorded_message(message: dict[str, Any]) -> dict[str, Any]:
@@ -956,9 +962,7 @@ async def _run_locked(
             _write_run_json(out, meta)
             raise
         except OSError:  # e.g. a full disk: stop every episode, then run_eval reports it
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await _cancel_all(tasks, everything)
             raise
         finally:
             if bar is not None:

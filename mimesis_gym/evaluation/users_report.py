@@ -13,7 +13,6 @@ from real ABCD dialogues, computed the same way.
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ from mimesis_gym.core.redact import redact_url_credentials
 from mimesis_gym.envs import ENV_TABLE
 from mimesis_gym.evaluation.embeddings import TextEmbedder
 from mimesis_gym.evaluation.records import EpisodeRecord
+from mimesis_gym.evaluation.rundir import write_text_atomic
 from mimesis_gym.evaluation.runner import EvalConfig, run_eval
 from mimesis_gym.evaluation.store import ResultsStore, safe_strings
 from mimesis_gym.evaluation.user_judge import DialogueVerdict, judge_dialogues, judged_rates
@@ -442,13 +442,8 @@ def write_users_report(report: dict[str, Any], out: Path) -> None:
     """``users_report.json`` and ``users_report.md`` (written whole, then renamed), and plots when
     matplotlib is installed (extra ``plots``)."""
     out.mkdir(parents=True, exist_ok=True)
-    for name, text in (
-        ("users_report.json", json.dumps(report, indent=2, sort_keys=True) + "\n"),
-        ("users_report.md", markdown(report)),
-    ):
-        partial = out / f".{name}.partial"
-        partial.write_text(text, encoding="utf-8")
-        os.replace(partial, out / name)
+    write_text_atomic(out / "users_report.json", json.dumps(report, indent=2, sort_keys=True) + "\n")
+    write_text_atomic(out / "users_report.md", markdown(report))
     try:
         from mimesis_gym.evaluation.user_plots import write_user_plots
     except ImportError:  # matplotlib missing: the tables stand alone

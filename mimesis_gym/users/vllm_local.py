@@ -30,19 +30,17 @@ _LOCK = threading.Lock()
 
 
 def vllm_available() -> bool:
-    try:
-        import vllm  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether this interpreter can find the vLLM package (looked up, not imported: cheap)."""
+    return importlib.util.find_spec("vllm") is not None
 
 
 def check_vllm_importable(spec: str, model: str) -> None:
     """:class:`ConfigurationError` unless this interpreter can find vLLM (``spec`` is the user's name).
 
-    Only looks for the package (cheap); an installed vLLM that fails to import fails the call instead.
+    Only looks for the package (:func:`vllm_available`); an installed vLLM that fails to import fails the
+    call instead.
     """
-    if importlib.util.find_spec("vllm") is not None:
+    if vllm_available():
         return
     served = model.rstrip("/").rsplit("/", 1)[-1] or model
     raise ConfigurationError(
