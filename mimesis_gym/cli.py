@@ -14,6 +14,7 @@ import argparse
 import math
 import os
 import sys
+from pathlib import Path
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
@@ -698,6 +699,10 @@ def _cmd_users_report(args: argparse.Namespace) -> int:
         _usage(f"--out {out} is a file, not a directory")
     if not args.resume and out.is_dir() and any(out.iterdir()):
         _usage(f"{out} is not empty (use --resume to continue it)")
+    if args.humans is not None:
+        return _humans_scorecard(args, out)
+    if args.sources is not None or args.tokenizer is not None:
+        _usage("--sources and --tokenizer belong to the scorecard against humans: add --humans DIR")
     reference = Path(args.reference) if args.reference else None
     if reference is not None and not reference.is_dir():
         _usage(f"--reference {reference} is not a directory (an ABCD folder with abcd_v1.1.json or abcd_sample.json)")
@@ -749,6 +754,61 @@ def _cmd_users_report(args: argparse.Namespace) -> int:
     silent = silent_users(measured)
     for line in silent:
         print(line, file=sys.stderr)
+    return EXIT_ALL_USER_FAILURES if silent else 0
+
+
+HUMANS_ONLY_NOT = ("agent", "envs", "trials", "agent_max_tokens", "env_arg", "reference", "embedder")
+"""users-report flags of the env probe that the scorecard against humans does not take."""
+
+
+def _humans_scorecard(args: argparse.Namespace, out: Path) -> int:
+    """``users-report --humans DIR``: the scorecard against real people (docs/humans.md)."""
+    import asyncio
+
+    from pydantic import ValidationError
+
+    from mimesis_gym.evaluation.humanlike.scorecard import ScorecardConfig, run_scorecard
+    from mimesis_gym.evaluation.runner import Interrupted
+
+    stray = [name for name in HUMANS_ONLY_NOT if getattr(args, name) not in (None, False)]
+    if stray:
+        flag = "--" + stray[0].replace("_", "-")
+        _usage(f"{flag} belongs to the env probe; the scorecard against humans (--humans) does not take it")
+    humans = Path(args.humans)
+    if not humans.is_dir():
+        _usage(f"--humans {humans} is not a directory (the folder that holds the corpora, e.g. ../shared/data/humans)")
+    if args.judge:
+        from mimesis_gym.users import resolve_user
+
+        if resolve_user(args.judge).kind == "scripted":
+            _usage(f"--judge {args.judge}: the Turing-test judge is an LLM; give a model spec, not scripted")
+    keys = ("limit", "max_turns", "concurrency", "role_max_tokens", "judge", "tokenizer")
+    settings = {key: getattr(args, key) for key in keys if getattr(args, key) is not None}
+    if args.sources:
+        settings["sources"] = _names(args.sources)
+    try:
+        config = ScorecardConfig(users=_names(args.users), humans_dir=str(humans), **settings)
+        config.source_names()
+    except ValidationError as error:
+        _usage(validation_problems(error))
+    except (ConfigurationError, ValueError) as error:
+        _usage(str(error))
+    _check_out_dir(out)
+    try:
+        report = asyncio.run(run_scorecard(config, out, resume=args.resume, progress=not args.no_progress, log=_stderr_line))
+    except Interrupted:
+        print(f"interrupted; resume with: mimesis-gym users-report --humans {humans} --resume --out {out} …", file=sys.stderr)
+        return 130
+    except (FileNotFoundError, ValueError) as error:
+        if isinstance(error, MimesisGymError):
+            raise
+        _usage(str(error))
+    print((out / "users_report.md").read_text(encoding="utf-8"), end="")
+    print(f"scorecard in {out / 'users_report.md'} (json, plots, report.html beside it)", file=sys.stderr)
+    silent = [user for user in config.scored_users() if not report["overall"].get(user, {}).get("turns")]
+    for user in silent:
+        failed = report["overall"].get(user, {}).get("failed_calls", 0)
+        print(f"no turns from user {user}: {failed} call(s) failed", file=sys.stderr)
     return EXIT_ALL_USER_FAILURES if silent else 0
 
 
@@ -1000,9 +1060,13 @@ def build_parser() -> argparse.ArgumentParser:
     users_report.add_argument("--users", required=True, help="user specs under test, comma-separated")
     users_report.add_argument("--agent", help="the probing agent (default scripted:baseline)")
     users_report.add_argument("--envs", help="short env names, comma-separated (default: the nine envs with a user)")
-    users_report.add_argument("--limit", type=_int_at_least(1), help="tasks per env (default 2)")
+    users_report.add_argument(
+        "--limit", type=_int_at_least(1), help="tasks per env (default 2); --humans: conversations per source (20)"
+    )
     users_report.add_argument("--trials", type=_int_at_least(1), help="episodes per task (default 1)")
-    users_report.add_argument("--max-turns", type=_int_at_least(1), help="turn cap (default 6)")
+    users_report.add_argument(
+        "--max-turns", type=_int_at_least(1), help="turn cap (default 6); --humans: real replies replayed (12)"
+    )
     users_report.add_argument("--concurrency", type=_int_at_least(1), help="episodes in flight (default 8)")
     users_report.add_argument("--agent-max-tokens", type=_int_at_least(1), help="the agent's max tokens (default 256)")
     users_report.add_argument("--role-max-tokens", type=_int_at_least(1), help="cap on every user/judge call")
@@ -1014,6 +1078,15 @@ def build_parser() -> argparse.ArgumentParser:
     users_report.add_argument(
         "--judge", metavar="SPEC", help="also flag role faults and contradictions with an LLM judge (any user spec)"
     )
+    users_report.add_argument(
+        "--humans",
+        metavar="DIR",
+        help="score the users against real people instead: replay the corpora in DIR (docs/humans.md)",
+    )
+    users_report.add_argument(
+        "--sources", help="--humans: corpus names or jsonl:PATH, comma-separated (default: every shipped corpus)"
+    )
+    users_report.add_argument("--tokenizer", help="--humans: the lexical metrics' tokenizer (docs/humans.md)")
     users_report.add_argument("--out", required=True, help="output directory")
     users_report.add_argument("--resume", action="store_true", help="continue the report in --out")
     users_report.add_argument("--no-progress", action="store_true")

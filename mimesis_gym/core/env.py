@@ -161,7 +161,7 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
         self.observation_space = UnicodeText()
         self.action_space = UnicodeText()
         self.role_models: RoleModels = resolve_roles(user, judge if self.has_judge else None, self.user_kwargs)
-        self.task_pack: TaskPack[TaskT] = self.load_task_pack(self.pack, self.data_dir)
+        self.task_pack: TaskPack[TaskT] = self.task_pack_for(self._pack_kwargs())
         self.tools: list[dict[str, Any]] = [interact_with_env_tool(self.accepted_kinds, self.tool_description)]
 
         self.task: TaskT | None = None
@@ -204,6 +204,12 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
         """The pack an env made with ``kwargs`` reads, so planners list exactly its tasks without building
         roles: ``load_task_pack(pack, data_dir)``. An env whose other kwargs change its tasks overrides it."""
         return cls.load_task_pack(kwargs.get("pack", "original"), kwargs.get("data_dir"))
+
+    def _pack_kwargs(self) -> dict[str, Any]:
+        """The kwargs :meth:`task_pack_for` reads to load this env's pack in ``__init__``: ``pack`` and
+        ``data_dir``; an env whose other kwargs change its tasks adds them (set before
+        ``super().__init__``), so the pack is loaded once, as the planner loads it."""
+        return {"pack": self.pack, "data_dir": self.data_dir}
 
     def _system_prompt(self, task: TaskT) -> str:
         own = getattr(task, "system_prompt", None)

@@ -102,6 +102,13 @@ ENV_TABLE = EnvTable(
             summary="abcd",
         ),
         EnvEntry(
+            id="mimesis/HumanReplay-v0",
+            entry_point="mimesis_gym.envs.replay.env:HumanReplayEnv",
+            short="replay",
+            title="Human replay",
+            max_episode_steps=None,  # ends with its conversation
+        ),
+        EnvEntry(
             id="mimesis/TelepathyDiscrete-v0",
             entry_point="mimesis_gym.envs.telepathy.discrete:TelepathyDiscreteEnv",
             short="telepathy-discrete",
