@@ -163,6 +163,8 @@ def test_a_dead_endpoint_raises_the_judge_endpoint_error() -> None:
 def test_misconfiguration_raises_before_any_call(judge_server) -> None:
     with pytest.raises(ConfigurationError, match="scripted"):
         make_turing_judge("scripted")
+    with pytest.raises(ConfigurationError, match=r"'k': context roles must be 'user' or 'assistant', got \['system'\]"):
+        TuringItem("k", "g", (("system", "be nice"),), "h", "s")
     twice = items(2) + items(1)
     with pytest.raises(ConfigurationError, match=r"unique keys.*conv-0"):
         judge(judge_server, twice)

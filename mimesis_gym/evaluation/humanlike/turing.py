@@ -83,6 +83,13 @@ class TuringItem:
     human: str
     simulated: str
 
+    def __post_init__(self) -> None:
+        roles = sorted({role for role, _ in self.context} - {"user", "assistant"})
+        if roles:
+            raise ConfigurationError(
+                f"Turing item {self.key!r}: context roles must be 'user' or 'assistant', got {roles}"
+            )
+
 
 class TuringResult(BaseModel):
     """How often the judge named the real human; ``items == identical + judged + sum(failures.values())``."""
