@@ -767,6 +767,7 @@ def _humans_scorecard(args: argparse.Namespace, out: Path) -> int:
 
     from pydantic import ValidationError
 
+    from mimesis_gym.evaluation.humanlike.lexical import TokenizerUnavailable
     from mimesis_gym.evaluation.humanlike.scorecard import ScorecardConfig, run_scorecard
     from mimesis_gym.evaluation.runner import Interrupted
 
@@ -799,7 +800,7 @@ def _humans_scorecard(args: argparse.Namespace, out: Path) -> int:
     except Interrupted:
         print(f"interrupted; resume with: mimesis-gym users-report --humans {humans} --resume --out {out} …", file=sys.stderr)
         return 130
-    except (FileNotFoundError, ValueError) as error:
+    except (FileNotFoundError, ValueError, TokenizerUnavailable) as error:
         if isinstance(error, MimesisGymError):
             raise
         _usage(str(error))

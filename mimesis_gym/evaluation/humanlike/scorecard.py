@@ -66,7 +66,7 @@ class ScorecardConfig(BaseModel):
     concurrency: int = Field(8, ge=1)
     seed: int = Field(0, ge=0)
     judge: str | None = Field(None, description="the Turing-test judge (any user spec but scripted); None: no judge")
-    tokenizer: str = Field(lexical.DEFAULT_TOKENIZER, description="the lexical metrics' tokenizer")
+    tokenizer: lexical.Tokenizer = Field("words", description="the lexical metrics' tokenizer (words or o200k)")
 
     def source_names(self) -> list[str]:
         from mimesis_gym.envs.replay.tasks import normalise_sources
@@ -239,7 +239,7 @@ def _features(samples: Sequence[UserSample]) -> list[dict[str, float]]:
     return [row for row in rows if row is not None]
 
 
-def _lexical_values(samples: Sequence[UserSample], tokenizer: str) -> list[dict[str, float | None]]:
+def _lexical_values(samples: Sequence[UserSample], tokenizer: lexical.Tokenizer) -> list[dict[str, float | None]]:
     return [lexical.conversation_values(sample.turns, tokenizer=tokenizer) for sample in samples if sample.turns]
 
 
@@ -254,7 +254,7 @@ class Reference:
     first_turn_diversity: float | None
 
 
-def reference_of(samples: Sequence[UserSample], tokenizer: str) -> Reference:
+def reference_of(samples: Sequence[UserSample], tokenizer: lexical.Tokenizer) -> Reference:
     firsts = [sample.first for sample in samples if sample.first]
     return Reference(
         row=behaviour.feature_row(_features(samples)),
@@ -266,7 +266,7 @@ def reference_of(samples: Sequence[UserSample], tokenizer: str) -> Reference:
 
 
 def score_samples(
-    samples: Sequence[UserSample], reference: Reference, tokenizer: str, turing: float | None = None
+    samples: Sequence[UserSample], reference: Reference, tokenizer: lexical.Tokenizer, turing: float | None = None
 ) -> dict[str, Any]:
     """Every part, term and family of one user on one source (or pooled), and its index."""
     parts: dict[str, Any] = {"conversations": len(samples), "turns": sum(len(s.turns) for s in samples)}
@@ -320,7 +320,7 @@ def compute_scorecard(
     *,
     users: Sequence[str],
     replies: int | None = None,
-    tokenizer: str = lexical.DEFAULT_TOKENIZER,
+    tokenizer: lexical.Tokenizer = "words",
     turing: Mapping[tuple[str, str], float | None] | None = None,
 ) -> dict[str, Any]:
     """The scorecard: per source and overall, a row per user and the ceiling.
@@ -373,6 +373,7 @@ async def run_scorecard(
     (``users_report.json``, ``users_report.md``, plots and ``report.html`` in ``out``)."""
     from mimesis_gym.evaluation.humanlike.scorecard_report import write_scorecard
 
+    lexical.tokenize("", config.tokenizer)  # an unusable tokenizer stops the scorecard before the replay
     eval_config = config.eval_config()
     run_dir = out / "runs" / REPLAY_ENV
     again = resume and (run_dir / "run.json").exists()
@@ -414,13 +415,10 @@ def _source_name(spec: str, loaded: Sequence[HumanConversation]) -> str:
 
 async def _turing(config: ScorecardConfig, samples: Mapping[str, Sequence[UserSample]]) -> dict[str, Any]:
     """The judge's pick rate per (user, source) over every twin with a human turn beside it."""
-    from mimesis_gym.evaluation.humanlike.turing import TuringItem, turing_test
-    from mimesis_gym.users import make_chat_model
+    from mimesis_gym.evaluation.humanlike.turing import TuringItem, make_turing_judge, turing_test
 
     assert config.judge is not None
-    model = make_chat_model(config.judge, party="judge")
-    if model is None:
-        raise ValueError(f"judge {config.judge!r} is scripted: the Turing test needs a model")
+    model = make_turing_judge(config.judge)
     rates: dict[tuple[str, str], float | None] = {}
     results: dict[str, dict[str, Any]] = {}
     try:
@@ -447,18 +445,9 @@ async def _turing(config: ScorecardConfig, samples: Mapping[str, Sequence[UserSa
                     seed=config.seed,
                 )
                 rates[(user, source)] = result.pick_rate
-                results.setdefault(user, {})[source] = _dump(result)
+                results.setdefault(user, {})[source] = result.model_dump()
     finally:
         close = getattr(model, "aclose", None)
         if close is not None:
             await close()
     return {"rates": rates, "results": results}
-
-
-def _dump(result: Any) -> dict[str, Any]:
-    dump = getattr(result, "model_dump", None)
-    if dump is not None:
-        return dump()
-    from dataclasses import asdict
-
-    return asdict(result)
