@@ -25,7 +25,7 @@ class CorpusSpec:
     name: str
     load: Callable[[Path], CorpusLoad]
     locations: tuple[str, ...]
-    """Where to look, relative to ``humans_dir``, first found wins; empty: the spec must give a path."""
+    """Where to look, relative to ``humans_dir``, first found wins; empty: only ``NAME:PATH`` reads it."""
     licence: str
     description: str
 
