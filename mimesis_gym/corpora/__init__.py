@@ -10,7 +10,7 @@
 
 from mimesis_gym.corpora.assemble import CorpusLoad
 from mimesis_gym.corpora.conversation import SPLITS, HumanConversation, HumanTurn, split_of
-from mimesis_gym.corpora.registry import CORPORA, CorpusSpec, load_corpus, split_conversations
+from mimesis_gym.corpora.registry import CORPORA, CorpusSpec, load_corpus, shipped_corpora, split_conversations
 
 __all__ = [
     "CORPORA",
@@ -20,6 +20,7 @@ __all__ = [
     "HumanConversation",
     "HumanTurn",
     "load_corpus",
+    "shipped_corpora",
     "split_conversations",
     "split_of",
 ]

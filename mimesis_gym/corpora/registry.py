@@ -15,7 +15,7 @@ from mimesis_gym.corpora import abcd, chitchat, jsonl, oasst1, simulatorarena, t
 from mimesis_gym.corpora.assemble import CorpusLoad
 from mimesis_gym.corpora.conversation import SPLITS, HumanConversation, Split
 
-__all__ = ["CORPORA", "CorpusSpec", "load_corpus", "split_conversations"]
+__all__ = ["CORPORA", "CorpusSpec", "load_corpus", "shipped_corpora", "split_conversations"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +84,11 @@ CORPORA: dict[str, CorpusSpec] = {
         ),
     )
 }
+
+
+def shipped_corpora() -> list[str]:
+    """The names of the corpora read from a usual place under the humans folder (every one but ``jsonl``)."""
+    return [name for name, entry in CORPORA.items() if entry.locations]
 
 
 def load_corpus(spec: str, humans_dir: Path | None = None) -> CorpusLoad:

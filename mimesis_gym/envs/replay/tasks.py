@@ -30,7 +30,7 @@ DEMO_TASKS = 2
 @cache
 def load_original_pack() -> TaskPack[HumanConversation]:
     """The shipped demo pack (cached per process)."""
-    conversations = load_corpus(f"jsonl:{DEMO_FILE}", source="demo").conversations
+    conversations = load_corpus(f"jsonl:{DEMO_FILE}").conversations
     demo = conversations[:DEMO_TASKS]
     rest = conversations[DEMO_TASKS:]
     return TaskPack(
