@@ -331,8 +331,13 @@ def main(argv: list[str] | None = None) -> None:
     sources = read_sources(args.humans)
     payload = {
         "how_made": {
-            "command": "python scripts/humanlike_reference_odyssim.py <OdysSim checkout> --commit <hash>"
-            " (in a scratch venv with numpy, regex, openai, omegaconf, transformers; see the script)",
+            "commands": [
+                "python3.11 -m venv <scratch>/venv",
+                "<scratch>/venv/bin/pip install numpy regex pydantic omegaconf openai transformers",
+                "git -C <OdysSim git dir> archive HEAD agents | tar -x -C <scratch>/odyssim",
+                "<scratch>/venv/bin/python scripts/humanlike_reference_odyssim.py <scratch>/odyssim"
+                " --commit $(git -C <OdysSim git dir> rev-parse HEAD)",
+            ],
             "odyssim_commit": args.commit,
             "reference": "agents/tau_usi/utils.py extract_conversation_features (source='human', user turns"
             " only); agents/tau_usi/usi_metric.py build_row, compute_dimension_dice; agents/userllm/agent.py"

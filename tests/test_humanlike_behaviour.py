@@ -169,6 +169,7 @@ FEATURE_CASES = [
     (["one", "two", "three four"], "info_frontload", 0.5),
     (["my mail is a@b.co, ref 123456789", "hi"], "id_density", 1.0),
     (["please"], "id_density", 1.0),  # any word of six letters or more counts as an identifier
+    (["order 12345_67890 and user_ab_123", "x"], "id_density", 1.0),  # one digit run, one snake id
     (["one", "one two three"], "user_words_per_turn", 2.0),
     (["one two three", "one"], "opening_words", 3.0),
     (["I'm not sure", "yes", "dunno"], "uncertainty_rate", 2 / 3),

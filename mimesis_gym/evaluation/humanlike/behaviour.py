@@ -1,4 +1,4 @@
-"""Behaviour dimensions of a user: how it writes, informs, clarifies and reacts (docs/humans.md).
+"""Behaviour dimensions: how a user writes, informs, clarifies and reacts (docs/humans.md, "Behaviour dimensions").
 
 The definitions follow OdysSim's τ-USI features (``agents/tau_usi/utils.py``,
 ``extract_conversation_features``) and its per-dimension Dice–Sørensen similarity

@@ -1,4 +1,4 @@
-"""Judge-free measures of a simulated user from the UserLM evaluation (docs/humans.md).
+"""Judge-free measures of a simulated user from the UserLM evaluation (docs/humans.md, "UserLM measures").
 
 The definitions follow OdysSim's port of the UserLM suite (``agents/userllm/helpers.py`` and
 ``agents/userllm/agent.py``, ``compute_userllm_aggregates``); this is our own code, checked against
