@@ -218,7 +218,7 @@ def test_one_turn_and_an_empty_turn():
     empty = conversation_features([""])
     assert empty is not None
     assert empty["user_words_per_turn"] == 0.0 and empty["info_frontload"] == 0.0
-    assert empty["short_msg_rate"] == 1.0  # no word is at most three words
+    assert empty["short_msg_rate"] == 1.0  # an empty turn has at most three words
     assert all(empty[name] == 0.0 for name in FEATURES if name != "short_msg_rate")
 
 
