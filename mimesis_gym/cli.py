@@ -14,8 +14,8 @@ import argparse
 import math
 import os
 import sys
-from pathlib import Path
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 import gymnasium as gym
@@ -796,9 +796,14 @@ def _humans_scorecard(args: argparse.Namespace, out: Path) -> int:
         _usage(str(error))
     _check_out_dir(out)
     try:
-        report = asyncio.run(run_scorecard(config, out, resume=args.resume, progress=not args.no_progress, log=_stderr_line))
+        report = asyncio.run(
+            run_scorecard(config, out, resume=args.resume, progress=not args.no_progress, log=_stderr_line)
+        )
     except Interrupted:
-        print(f"interrupted; resume with: mimesis-gym users-report --humans {humans} --resume --out {out} …", file=sys.stderr)
+        print(
+            f"interrupted; resume with: mimesis-gym users-report --humans {humans} --resume --out {out} …",
+            file=sys.stderr,
+        )
         return 130
     except (FileNotFoundError, ValueError, TokenizerUnavailable) as error:
         if isinstance(error, MimesisGymError):
@@ -806,10 +811,9 @@ def _humans_scorecard(args: argparse.Namespace, out: Path) -> int:
         _usage(str(error))
     print((out / "users_report.md").read_text(encoding="utf-8"), end="")
     print(f"scorecard in {out / 'users_report.md'} (json, plots, report.html beside it)", file=sys.stderr)
-    silent = [user for user in config.scored_users() if not report["overall"].get(user, {}).get("turns")]
+    silent = [user for user in report["users"][:-1] if not report["overall"][user]["turns"]]  # the last: the ceiling
     for user in silent:
-        failed = report["overall"].get(user, {}).get("failed_calls", 0)
-        print(f"no turns from user {user}: {failed} call(s) failed", file=sys.stderr)
+        print(f"no turns from user {user}: {report['overall'][user]['failed_calls']} call(s) failed", file=sys.stderr)
     return EXIT_ALL_USER_FAILURES if silent else 0
 
 
@@ -1062,11 +1066,11 @@ def build_parser() -> argparse.ArgumentParser:
     users_report.add_argument("--agent", help="the probing agent (default scripted:baseline)")
     users_report.add_argument("--envs", help="short env names, comma-separated (default: the nine envs with a user)")
     users_report.add_argument(
-        "--limit", type=_int_at_least(1), help="tasks per env (default 2); --humans: conversations per source (20)"
+        "--limit", type=_int_at_least(1), help="tasks per env (default 2); --humans: conversations per source (6)"
     )
     users_report.add_argument("--trials", type=_int_at_least(1), help="episodes per task (default 1)")
     users_report.add_argument(
-        "--max-turns", type=_int_at_least(1), help="turn cap (default 6); --humans: real replies replayed (12)"
+        "--max-turns", type=_int_at_least(1), help="turn cap (default 6); --humans: real replies replayed (8)"
     )
     users_report.add_argument("--concurrency", type=_int_at_least(1), help="episodes in flight (default 8)")
     users_report.add_argument("--agent-max-tokens", type=_int_at_least(1), help="the agent's max tokens (default 256)")

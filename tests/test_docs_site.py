@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 MKDOCS = ROOT / "mkdocs.yml"
 NAV_PAGE = re.compile(r"^\s*- (?:[^:\n]+: )?([\w./-]+\.md)\s*$")
-API_PACKAGES = ("core", "users", "agents", "evaluation", "algorithms", "integrations")
+API_PACKAGES = ("core", "corpora", "users", "agents", "evaluation", "algorithms", "integrations")
 
 
 def nav_pages() -> list[str]:

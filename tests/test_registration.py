@@ -6,12 +6,16 @@ import sys
 import gymnasium as gym
 
 import mimesis_gym
-from mimesis_gym.envs import ENV_IDS
+from mimesis_gym.envs import ENV_IDS, ENV_TABLE
 
 
-def test_every_id_is_registered_with_the_paper_turn_budget():
+def test_every_id_is_registered_with_its_turn_budget_and_the_paper_envs_with_16():
     for env_id in ENV_IDS:
-        assert gym.spec(env_id).max_episode_steps == 16
+        entry = ENV_TABLE.find(env_id)
+        assert gym.spec(env_id).max_episode_steps == entry.max_episode_steps
+        if entry.column is not None:
+            assert entry.max_episode_steps == 16, env_id
+    assert gym.spec("mimesis/HumanReplay-v0").max_episode_steps is None  # it ends with its conversation
 
 
 def test_registering_again_changes_nothing():

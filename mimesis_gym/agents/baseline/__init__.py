@@ -13,7 +13,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mimesis_gym.agents.base import AgentTurn, Conversation, TextAgent, text_turn
-from mimesis_gym.agents.baseline import abcd, function, intention, persuade, search, tau, telepathy, travel, turtle
+from mimesis_gym.agents.baseline import (
+    abcd,
+    function,
+    intention,
+    persuade,
+    replay,
+    search,
+    tau,
+    telepathy,
+    travel,
+    turtle,
+)
 from mimesis_gym.agents.baseline.dialogue import Action, Dialogue
 from mimesis_gym.agents.scripted import NoopAgent
 
@@ -29,6 +40,7 @@ STRATEGIES: dict[str, Callable[[Dialogue], Action]] = {
     "TelepathyGym": telepathy.next_action,
     "SearchGym": search.next_action,
     "ABCDBehavior": abcd.next_action,
+    "HumanReplay": replay.next_action,
 }
 """Env name (the id without namespace and version, e.g. ``TelepathyGym``) -> strategy."""
 

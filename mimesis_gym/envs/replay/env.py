@@ -52,7 +52,7 @@ class HumanReplayEnv(ConversationEnv[HumanConversation]):
 
     | role | kind | scripted | LLM |
     |---|---|---|---|
-    | ``user`` | user | the template user (the floor): the goal's first sentence, then fixed follow-ups, ends at its 4th turn | plain text; ``###STOP###`` (or ``<|endconversation|>``) ends |
+    | ``user`` | user | the template user (the floor): fixed lines, ends at its 4th turn | text; ``###STOP###`` ends |
 
     ## Rewards
 

@@ -133,15 +133,16 @@ TEMPLATE_TURNS = 4
 
 class ScriptedReplayUser(ScriptedRole[Twin]):
     """The template user (``user="scripted"``), the scorecard's floor row: opens with the goal's first
-    sentence, then cycles through :data:`TEMPLATE_FOLLOW_UPS`, and ends at position
-    :data:`TEMPLATE_TURNS`. It never reads the history: a fixed script, as a template user is."""
+    sentence (it is asked to open only when the goal is a description), then cycles through
+    :data:`TEMPLATE_FOLLOW_UPS`, and ends at position :data:`TEMPLATE_TURNS`. It never reads the
+    history: a fixed script, as a template user is."""
 
     name: ClassVar[str] = "user"
 
     def decide(self, *, goal: str, goal_kind: str, position: int, **_: Any) -> Twin:
         if position >= TEMPLATE_TURNS:
             return Twin("", True)
-        if position == 1 and goal_kind == "description":
+        if position == 1:
             first = goal.split(". ")[0].rstrip(".")
             return Twin(f"Hi. {first}.", False)
-        return Twin(TEMPLATE_FOLLOW_UPS[(position - 1) % len(TEMPLATE_FOLLOW_UPS)], False)
+        return Twin(TEMPLATE_FOLLOW_UPS[(position - 2) % len(TEMPLATE_FOLLOW_UPS)], False)

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from mimesis_gym.core.redact import redact_url_credentials
 from mimesis_gym.corpora import HumanConversation, load_corpus
 from mimesis_gym.evaluation.humanlike import behaviour, lexical, userlm
+from mimesis_gym.evaluation.humanlike.scorecard_report import CEILING, FLOOR, REFERENCE, write_scorecard
 from mimesis_gym.evaluation.records import EpisodeRecord
 from mimesis_gym.evaluation.runner import EvalConfig, run_eval
 from mimesis_gym.evaluation.store import ResultsStore, safe_strings
@@ -33,6 +34,7 @@ __all__ = [
     "FAMILIES",
     "FLOOR",
     "REFERENCE",
+    "TERMS",
     "ScorecardConfig",
     "UserSample",
     "compute_scorecard",
@@ -41,9 +43,6 @@ __all__ = [
     "z_term",
 ]
 
-CEILING = "human (test half)"
-REFERENCE = "human (dev half)"
-FLOOR = "scripted"
 REPLAY_ENV = "replay"
 AGENT = "oracle"
 
@@ -57,11 +56,13 @@ class ScorecardConfig(BaseModel):
 
     users: list[str] = Field(min_length=1)
     humans_dir: str = Field(description="the folder that holds the corpora (e.g. ../shared/data/humans)")
-    sources: list[str] = Field(default_factory=list, description="corpus names or jsonl:PATH; empty: every shipped corpus")
-    limit: int | None = Field(20, ge=1, description="conversations of each source's test half (file order); None: all")
-    max_turns: int = Field(12, ge=1, description="real replies replayed per conversation (its user turns up to then)")
+    sources: list[str] = Field(
+        default_factory=list, description="corpus names or jsonl:PATH; empty: every shipped corpus"
+    )
+    limit: int | None = Field(6, ge=1, description="conversations of each source's test half (file order); None: all")
+    max_turns: int = Field(8, ge=1, description="real replies replayed per conversation (its user turns up to then)")
     history_chars: int = Field(8000, ge=1, description="the most recent real history the user sees, in characters")
-    user_max_tokens: int = Field(256, ge=1)
+    user_max_tokens: int = Field(128, ge=1, description="the user's budget per turn")
     role_max_tokens: int | None = Field(None, ge=1)
     concurrency: int = Field(8, ge=1)
     seed: int = Field(0, ge=0)
@@ -134,7 +135,11 @@ def human_sample(conversation: HumanConversation, replies: int | None = None) ->
             break
         turns.append(turn.text)
         endings.append((False, False))
-    if conversation.turns and conversation.turns[-1].role == "assistant" and (replies is None or seen_replies <= replies):
+    if (
+        conversation.turns
+        and conversation.turns[-1].role == "assistant"
+        and (replies is None or seen_replies <= replies)
+    ):
         endings.append((True, True))
     first = turns[0] if conversation.goal_kind == "description" and conversation.turns[0].role == "user" else None
     return UserSample(conversation, turns, first=first, endings=endings)
@@ -252,6 +257,18 @@ class Reference:
     words: list[float]
     fault_rate: float | None
     first_turn_diversity: float | None
+    intent_decomposition: float | None
+
+
+def _decomposition(samples: Sequence[UserSample]) -> float | None:
+    """UserLM's intent overlap of the user turns with a described goal (``None`` without one)."""
+    intents: list[str] = []
+    turns: list[str] = []
+    for sample in samples:
+        if sample.conversation.goal_kind == "description":
+            intents += [sample.conversation.goal] * len(sample.turns)
+            turns += sample.turns
+    return userlm.intent_decomposition(intents, turns) if turns else None
 
 
 def reference_of(samples: Sequence[UserSample], tokenizer: lexical.Tokenizer) -> Reference:
@@ -262,48 +279,77 @@ def reference_of(samples: Sequence[UserSample], tokenizer: lexical.Tokenizer) ->
         words=_words(samples),
         fault_rate=_fault_rate(samples),
         first_turn_diversity=userlm.first_turn_diversity(firsts) if len(firsts) > 1 else None,
+        intent_decomposition=_decomposition(samples),
     )
 
 
-def score_samples(
-    samples: Sequence[UserSample], reference: Reference, tokenizer: lexical.Tokenizer, turing: float | None = None
-) -> dict[str, Any]:
-    """Every part, term and family of one user on one source (or pooled), and its index."""
-    parts: dict[str, Any] = {"conversations": len(samples), "turns": sum(len(s.turns) for s in samples)}
-    calls = sum(s.calls for s in samples)
-    failures = sum(s.failures for s in samples)
-    parts["failed_calls"] = failures
-    parts["calls"] = calls
-    features = _features(samples)
-    dims = behaviour.dimension_scores(reference.row, behaviour.feature_row(features)) if features else {}
-    terms: dict[str, float | None] = {dim: dims.get(dim) for dim in behaviour.DIMENSIONS}
-    values = _lexical_values(samples, tokenizer)
-    z = lexical.zscores(values, reference.lexical) if values and reference.lexical else {}
-    parts["lexical_z"] = {name: z.get(name) for name in lexical.LEXICAL_METRICS}
-    for name in lexical.LEXICAL_METRICS:
-        terms[name] = z_term(z.get(name))
-    firsts = [s.first for s in samples if s.first]
-    diversity = userlm.first_turn_diversity(firsts) if len(firsts) > 1 else None
-    parts["first_turn_diversity"] = diversity
-    terms["first_turn_diversity"] = dice(diversity, reference.first_turn_diversity)
-    endings = [pair for s in samples for pair in s.endings]
-    f1 = userlm.termination_f1([p for p, _ in endings], [t for _, t in endings]) if endings else None
-    parts["termination_f1"] = f1
-    terms["termination"] = None if f1 is None else 100.0 * f1
-    rate = _fault_rate(samples)
-    parts["role_fault_rate"] = rate
-    terms["role_faults"] = None if rate is None or reference.fault_rate is None else 100.0 * (1 - abs(rate - reference.fault_rate))
-    distance = ks_distance(_words(samples), reference.words)
-    parts["length_ks"] = distance
+TERMS = (
+    *behaviour.DIMENSIONS,
+    *lexical.LEXICAL_METRICS,
+    "first_turn_diversity",
+    "intent_decomposition",
+    "termination",
+    "role_faults",
+    "length",
+    "turing",
+)
+"""Every term of the index, each in [0, 100] (docs/humans.md, "The index")."""
+
+
+def sample_parts(samples: Sequence[UserSample], turing: float | None = None) -> dict[str, Any]:
+    """The raw numbers of one user on one source that need no reference (counts, rates, F1)."""
     words = _words(samples)
-    parts["words_per_turn"] = sum(words) / len(words) if words else None
-    terms["length"] = None if distance is None else 100.0 * (1 - distance)
-    parts["turing_pick_rate"] = turing
-    terms["turing"] = None if turing is None else 100.0 * min(1.0, 2.0 * (1.0 - turing))
+    endings = [pair for s in samples for pair in s.endings]
+    firsts = [s.first for s in samples if s.first]
+    return {
+        "conversations": len(samples),
+        "turns": sum(len(s.turns) for s in samples),
+        "calls": sum(s.calls for s in samples),
+        "failed_calls": sum(s.failures for s in samples),
+        "first_turn_diversity": userlm.first_turn_diversity(firsts) if len(firsts) > 1 else None,
+        "intent_overlap": _decomposition(samples),
+        "termination_f1": userlm.termination_f1([p for p, _ in endings], [t for _, t in endings]) if endings else None,
+        "role_fault_rate": _fault_rate(samples),
+        "words_per_turn": sum(words) / len(words) if words else None,
+        "turing_pick_rate": turing,
+    }
+
+
+def score_samples(
+    samples: Sequence[UserSample],
+    reference: Reference | None,
+    tokenizer: lexical.Tokenizer,
+    turing: float | None = None,
+) -> dict[str, Any]:
+    """Every part, term and family of one user on one source, and its index. Without a
+    ``reference`` (a source whose dev half is empty) only the parts are given; terms and index are None."""
+    parts = sample_parts(samples, turing)
+    terms: dict[str, float | None] = dict.fromkeys(TERMS)
+    parts["lexical_z"] = dict.fromkeys(lexical.LEXICAL_METRICS)
+    parts["length_ks"] = None
+    if reference is not None:
+        features = _features(samples)
+        if features:
+            terms.update(behaviour.dimension_scores(reference.row, behaviour.feature_row(features)))
+        values = _lexical_values(samples, tokenizer)
+        if values and reference.lexical:
+            parts["lexical_z"] = lexical.zscores(values, reference.lexical)
+        for name in lexical.LEXICAL_METRICS:
+            terms[name] = z_term(parts["lexical_z"].get(name))
+        terms["first_turn_diversity"] = dice(parts["first_turn_diversity"], reference.first_turn_diversity)
+        terms["intent_decomposition"] = dice(parts["intent_overlap"], reference.intent_decomposition)
+        f1 = parts["termination_f1"]
+        terms["termination"] = None if f1 is None else 100.0 * f1
+        rate = parts["role_fault_rate"]
+        if rate is not None and reference.fault_rate is not None:
+            terms["role_faults"] = 100.0 * (1 - abs(rate - reference.fault_rate))
+        parts["length_ks"] = ks_distance(_words(samples), reference.words)
+        terms["length"] = None if parts["length_ks"] is None else 100.0 * (1 - parts["length_ks"])
+        terms["turing"] = None if turing is None else 100.0 * min(1.0, 2.0 * (1.0 - turing))
     families = {
         "behaviour": _mean(terms[dim] for dim in behaviour.DIMENSIONS),
         "lexical": _mean(terms[name] for name in lexical.LEXICAL_METRICS),
-        "userlm": _mean([terms["first_turn_diversity"], terms["termination"]]),
+        "userlm": _mean(terms[name] for name in ("first_turn_diversity", "intent_decomposition", "termination")),
         "role_length": _mean([terms["role_faults"], terms["length"]]),
         "turing": terms["turing"],
     }
@@ -339,7 +385,7 @@ def compute_scorecard(
         name: behaviour.feature_row(_features(items)) if _features(items) else None for name, items in pooled.items()
     }
     for source, conversations in dev.items():
-        reference = reference_of([human_sample(c) for c in conversations], tokenizer)
+        reference = reference_of([human_sample(c) for c in conversations], tokenizer) if conversations else None
         table: dict[str, Any] = {"reference_conversations": len(conversations)}
         for user in rows:
             if user == CEILING:
@@ -350,11 +396,10 @@ def compute_scorecard(
         report["sources"][source] = table
     for user in rows:
         per_source = [report["sources"][source][user] for source in dev]
-        terms = per_source[0]["terms"] if per_source else {}
         report["overall"][user] = {
             "index": _mean(entry["index"] for entry in per_source),
             "families": {family: _mean(entry["families"][family] for entry in per_source) for family in FAMILIES},
-            "terms": {term: _mean(entry["terms"][term] for entry in per_source) for term in terms},
+            "terms": {term: _mean(entry["terms"][term] for entry in per_source) for term in TERMS},
             "turns": sum(entry["parts"]["turns"] for entry in per_source),
             "failed_calls": sum(entry["parts"]["failed_calls"] for entry in per_source),
         }
@@ -371,8 +416,6 @@ async def run_scorecard(
 ) -> dict[str, Any]:
     """Run (or resume) the replay under ``out/runs/replay``, then compute and write the scorecard
     (``users_report.json``, ``users_report.md``, plots and ``report.html`` in ``out``)."""
-    from mimesis_gym.evaluation.humanlike.scorecard_report import write_scorecard
-
     lexical.tokenize("", config.tokenizer)  # an unusable tokenizer stops the scorecard before the replay
     eval_config = config.eval_config()
     run_dir = out / "runs" / REPLAY_ENV

@@ -9,11 +9,17 @@ from pathlib import Path
 from typing import Any
 
 from mimesis_gym.evaluation.humanlike import behaviour
-from mimesis_gym.evaluation.humanlike.scorecard import CEILING, FLOOR, REFERENCE
 from mimesis_gym.evaluation.records import EpisodeRecord
 from mimesis_gym.evaluation.rundir import write_text_atomic
 
-__all__ = ["markdown", "write_scorecard"]
+__all__ = ["CEILING", "FLOOR", "REFERENCE", "markdown", "write_scorecard"]
+
+CEILING = "human (test half)"
+"""The ceiling row: the humans of the replayed ``test`` conversations, scored as a user is."""
+REFERENCE = "human (dev half)"
+"""The reference every row is compared with: the humans of the ``dev`` half."""
+FLOOR = "scripted"
+"""The floor row: the replay env's template user."""
 
 OVERALL_COLUMNS = (
     ("index", lambda e: e["index"]),
