@@ -1081,7 +1081,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--embedder", metavar="MODEL", help="also compare replies by embedding cosine: tiny or hf:PATH"
     )
     users_report.add_argument(
-        "--judge", metavar="SPEC", help="also flag role faults and contradictions with an LLM judge (any user spec)"
+        "--judge",
+        metavar="SPEC",
+        help="also flag role faults and contradictions with an LLM judge (any user spec); --humans: the Turing test",
     )
     users_report.add_argument(
         "--humans",
