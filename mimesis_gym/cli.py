@@ -449,6 +449,10 @@ def eval_config(args: argparse.Namespace, out: Any) -> Any:
             settings.setdefault("constrained_actions", True)
             settings["limit"] = 2
         config = EvalConfig(**settings)
+        if args.paper:
+            from mimesis_gym.evaluation.presets import paper_env_args
+
+            config.env_args = paper_env_args(config.envs, config.env_args)
     except ValidationError as error:
         _usage(validation_problems(error))
     if demo:

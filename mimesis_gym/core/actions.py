@@ -5,6 +5,11 @@ equivalent tool call ``interact_with_env(choice, content)`` given as a dict or i
 already starts with the chosen tag, e.g. ``content="[answer] -16"``, is kept as it is). Parsing
 never raises: input that does not fit the grammar becomes a :class:`MalformedAction` whose
 ``message`` says exactly what was wrong and what the grammar is; the env spends the turn on it.
+
+An env whose UserRL gym read more text than this grammar (TelepathyGym, PersuadeGym) takes
+``action_grammar="userrl"``: its :class:`UserRLReading` then turns that text into a
+:class:`ParsedAction` as UserRL did (a tag with empty content, text without a tag) instead of a
+:class:`MalformedAction` (docs/env-contract.md, "The action grammar").
 """
 
 from __future__ import annotations
@@ -17,19 +22,25 @@ from typing import Any
 from mimesis_gym.core.text import AGENT_TEXT_MAX_BYTES, clean_json, truncate_utf8
 
 __all__ = [
+    "ACTION_GRAMMARS",
     "ACTION_KINDS",
     "MalformedAction",
     "ParsedAction",
+    "UserRLReading",
     "cap_action",
     "grammar_help",
     "interact_with_env_tool",
     "parse_action",
+    "userrl_reading",
 ]
 
 ACTION_KINDS: tuple[str, ...] = ("action", "search", "answer", "finish")
 """Every tag of the grammar, in the order the help text lists them."""
 
 _TAGS = {f"[{kind}]": kind for kind in ACTION_KINDS}
+
+ACTION_GRAMMARS: tuple[str, ...] = ("native", "userrl")
+"""The values of an env's ``action_grammar``: this grammar, or UserRL's reading of the same text."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +49,8 @@ class ParsedAction:
 
     ``tag`` is the kind written by the agent, ``kind`` the kind the env handles it as (they differ
     only for a tolerated alias, e.g. TurtleGym's ``[search]`` handled as ``action``). ``canonical``
-    is the action's canonical string, which the transcript records.
+    is the action's canonical string, which the transcript records. Under a :class:`UserRLReading`,
+    ``content`` may be empty and text without a tag has ``tag=""``.
     """
 
     kind: str
@@ -54,6 +66,32 @@ class MalformedAction:
     reason: str
     message: str
     transcript_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class UserRLReading:
+    """How an env's UserRL gym read text this grammar refuses (``action_grammar="userrl"``).
+
+    A tag with no content is sent on with ``content=""`` (UserRL's ``action_str[8:].strip()``). Text
+    that starts with no tag of the grammar (none at all, wrong case, unknown or unclosed, or a ``{``
+    that is not JSON), the empty action included, is handled as ``untagged_kind`` with the text as
+    ``content``, less its first ``untagged_skip`` characters (TelepathyGym sliced ``action_str[8:]``
+    off every action it did not read as a guess; PersuadeGym kept the whole text). Tool calls, a
+    non-string action and ``[finish]`` are read as in the native grammar.
+    """
+
+    untagged_kind: str
+    untagged_skip: int = 0
+
+
+def userrl_reading(action_grammar: str, reading: UserRLReading) -> UserRLReading | None:
+    """``reading`` for ``action_grammar="userrl"``, ``None`` for ``"native"``; ``ValueError`` naming the
+    choices for any other value."""
+    if action_grammar not in ACTION_GRAMMARS:
+        raise ValueError(
+            f"action_grammar must be one of {', '.join(map(repr, ACTION_GRAMMARS))}; got {action_grammar!r}"
+        )
+    return reading if action_grammar == "userrl" else None
 
 
 def grammar_help(accepted: Collection[str]) -> str:
@@ -145,15 +183,39 @@ def parse_action(
     action: Any,
     accepted: Collection[str],
     tolerated: Mapping[str, str] | None = None,
+    userrl: UserRLReading | None = None,
 ) -> ParsedAction | MalformedAction:
     """Parse one agent action against the kinds an env accepts.
 
     ``tolerated`` maps a kind the env does not accept to the kind it is handled as. A dict, or a
     string whose stripped form starts with ``{`` and parses as a JSON object, is a tool call and is
-    turned into its canonical string first. Never raises.
+    turned into its canonical string first. ``userrl`` (the env's ``action_grammar="userrl"``) also
+    accepts what :class:`UserRLReading` describes. Never raises.
     """
+    parsed = _parse_native(action, accepted, tolerated, userrl is not None)
+    if not isinstance(parsed, _Untagged):
+        return parsed
+    if userrl is None:
+        return _malformed(parsed.reason, accepted, parsed.text)
+    content = parsed.text[userrl.untagged_skip :].strip()
+    return ParsedAction(kind=userrl.untagged_kind, tag="", content=content, canonical=parsed.text)
+
+
+@dataclass(frozen=True, slots=True)
+class _Untagged:
+    """Text that starts with no tag of the grammar: malformed natively, read by a :class:`UserRLReading`."""
+
+    reason: str
+    text: str
+
+
+def _parse_native(
+    action: Any, accepted: Collection[str], tolerated: Mapping[str, str] | None, empty_content: bool
+) -> ParsedAction | MalformedAction | _Untagged:
+    """The native reading; ``empty_content`` accepts a tag with no content (UserRL's reading)."""
     if isinstance(action, Mapping):
-        return _parse_tool_call(action, accepted, tolerated, json.dumps(action, ensure_ascii=False, default=str))
+        written = json.dumps(action, ensure_ascii=False, default=str)
+        return _parse_tool_call(action, accepted, tolerated, written, empty_content)
     if not isinstance(action, str):
         text = str(action)
         return _malformed(
@@ -164,10 +226,10 @@ def parse_action(
         try:
             call = clean_json(json.loads(stripped))  # a lone-surrogate escape is legal JSON
         except (ValueError, RecursionError) as error:
-            return _malformed(f"it starts with '{{' but is not a valid JSON tool call ({error})", accepted, stripped)
+            return _Untagged(f"it starts with '{{' but is not a valid JSON tool call ({error})", stripped)
         if isinstance(call, dict):
-            return _parse_tool_call(call, accepted, tolerated, stripped)
-    return _parse_string(stripped, accepted, tolerated, stripped)
+            return _parse_tool_call(call, accepted, tolerated, stripped, empty_content)
+    return _parse_string(stripped, accepted, tolerated, stripped, empty_content)
 
 
 def _parse_tool_call(
@@ -175,13 +237,14 @@ def _parse_tool_call(
     accepted: Collection[str],
     tolerated: Mapping[str, str] | None,
     written: str,
-) -> ParsedAction | MalformedAction:
+    empty_content: bool,
+) -> ParsedAction | MalformedAction | _Untagged:
     choice = call.get("choice")
     if choice not in ACTION_KINDS:
         shown = "missing" if choice is None else repr(choice)
         return _malformed(f"the tool call's choice is {shown}", accepted, written)
     if choice == "finish":
-        return _parse_string("[finish]", accepted, tolerated, written)
+        return _parse_string("[finish]", accepted, tolerated, written, empty_content)
     content = call.get("content")
     if content is None:
         return _malformed(f"the tool call with choice {choice!r} has no content", accepted, written)
@@ -189,7 +252,7 @@ def _parse_tool_call(
         content = json.dumps(content, ensure_ascii=False)
     # UserRL's tool wrapper keeps content that already starts with the chosen tag as it is.
     text = content if content.startswith(f"[{choice}]") else f"[{choice}] {content}"
-    return _parse_string(text.strip(), accepted, tolerated, written)
+    return _parse_string(text.strip(), accepted, tolerated, written, empty_content)
 
 
 def _parse_string(
@@ -197,9 +260,10 @@ def _parse_string(
     accepted: Collection[str],
     tolerated: Mapping[str, str] | None,
     written: str,
-) -> ParsedAction | MalformedAction:
+    empty_content: bool,
+) -> ParsedAction | MalformedAction | _Untagged:
     if not stripped:
-        return _malformed("the action is empty", accepted, written)
+        return _Untagged("the action is empty", written)
     if stripped[0] == "[":
         close = stripped.find("]")
         tag = stripped[: close + 1] if close != -1 else ""
@@ -211,7 +275,7 @@ def _parse_string(
                 reason = f"{tag} is not a tag of this environment"
             else:
                 reason = "the tag is not closed with ']'"
-            return _malformed(reason, accepted, written)
+            return _Untagged(reason, written)
         handled = kind
         if kind not in accepted:
             handled = (tolerated or {}).get(kind, "")
@@ -220,10 +284,10 @@ def _parse_string(
         if kind == "finish":
             return ParsedAction(kind=handled, tag=kind, content="", canonical="[finish]")
         content = stripped[close + 1 :].strip()
-        if not content:
+        if not content and not empty_content:
             return _malformed(f"{tag} needs content after the tag", accepted, written)
         return ParsedAction(kind=handled, tag=kind, content=content, canonical=stripped)
-    return _malformed("it does not start with a tag", accepted, written)
+    return _Untagged("it does not start with a tag", written)
 
 
 def _malformed(reason: str, accepted: Collection[str], written: str) -> MalformedAction:

@@ -19,7 +19,14 @@ from typing import Any, ClassVar, Generic, TypeVar
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
-from mimesis_gym.core.actions import MalformedAction, ParsedAction, cap_action, interact_with_env_tool, parse_action
+from mimesis_gym.core.actions import (
+    MalformedAction,
+    ParsedAction,
+    UserRLReading,
+    cap_action,
+    interact_with_env_tool,
+    parse_action,
+)
 from mimesis_gym.core.asyncbridge import LoopThread, run_without_loop
 from mimesis_gym.core.chat import ThoughtRecord
 from mimesis_gym.core.disclosure import DisclosureItem
@@ -163,6 +170,8 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
         self.role_models: RoleModels = resolve_roles(user, judge if self.has_judge else None, self.user_kwargs)
         self.task_pack: TaskPack[TaskT] = self.task_pack_for(self._pack_kwargs())
         self.tools: list[dict[str, Any]] = [interact_with_env_tool(self.accepted_kinds, self.tool_description)]
+        self.action_reading: UserRLReading | None = None
+        """UserRL's reading of the agent's text, set by an env's ``action_grammar="userrl"``; ``None``: native."""
 
         self.task: TaskT | None = None
         self.turn = 0
@@ -319,7 +328,7 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
             raise ResetNeeded("call reset() before step(): the episode has not started or has terminated")
         self.turn += 1
         self._session.begin_step(self.turn)
-        parsed = parse_action(self._agent_input(action), self.accepted_kinds, self.tolerated_kinds)
+        parsed = parse_action(self._agent_input(action), self.accepted_kinds, self.tolerated_kinds, self.action_reading)
         if isinstance(parsed, ParsedAction):
             outcome = await self._handle(parsed)
             kind, content, written = parsed.kind, parsed.content, parsed.canonical

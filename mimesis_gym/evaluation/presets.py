@@ -6,11 +6,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from mimesis_gym.agents.registry import RELEASED_AGENTS
 
-__all__ = ["EVALUATION_USERS", "PAPER_EVAL"]
+__all__ = ["EVALUATION_USERS", "PAPER_ENV_ARGS", "PAPER_EVAL", "paper_env_args"]
 
 EVALUATION_USERS = (
     "gpt-5.6",
@@ -41,3 +42,19 @@ PAPER_EVAL: dict[str, Any] = {
     "user_kwargs": {"timeout_s": 35, "max_retries": 2, "json_mode": "off"},
 }
 """Settings of the paper's runs; the data are the upstream UserRL test sets (``--data-dir``)."""
+
+PAPER_ENV_ARGS: dict[str, dict[str, Any]] = {
+    "telepathy": {"action_grammar": "userrl"},
+    "persuade": {"action_grammar": "userrl"},
+}
+"""Env kwargs of the paper's runs: UserRL's reading of the agent's text where it differs from ours (an
+empty ``[answer]``, untagged text; docs/env-contract.md, "The action grammar")."""
+
+
+def paper_env_args(envs: list[str], given: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The run's ``env_args`` under ``--paper``: :data:`PAPER_ENV_ARGS` for each env of ``envs`` (canonical
+    short names), with ``given`` (``--env-arg``) over them key by key; an env outside the run gets none."""
+    merged: dict[str, dict[str, Any]] = {env: dict(PAPER_ENV_ARGS[env]) for env in envs if env in PAPER_ENV_ARGS}
+    for env, kwargs in given.items():
+        merged.setdefault(env, {}).update(kwargs)
+    return merged

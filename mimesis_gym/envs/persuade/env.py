@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from mimesis_gym.core.actions import ParsedAction
+from mimesis_gym.core.actions import ParsedAction, UserRLReading, userrl_reading
 from mimesis_gym.core.env import ConversationEnv, StepOutcome, clipped_parts
 from mimesis_gym.core.roles import Role
 from mimesis_gym.core.tasks import TaskPack
@@ -41,6 +41,8 @@ USERRL_PROMPTS_FILE = "gyms/PersuadeGym/persuadegym/env/prompts.py"
 OPENING_INSTRUCTION = "Persuade the environment to change its position."
 FINISH_TEXT = "Conversation ended."
 START_STANCE = "Strongly Agree"
+USERRL_READING = UserRLReading(untagged_kind="answer")
+"""UserRL's PersuadeGym: an empty ``[answer]`` is an empty argument, untagged text the argument."""
 
 
 class PersuadeEnv(ConversationEnv[PersuadeTask]):
@@ -54,7 +56,8 @@ class PersuadeEnv(ConversationEnv[PersuadeTask]):
     ## Action Space
 
     ``[answer] argument``; ``[action]`` is handled the same, ``[search]`` passes the whole action
-    string as the argument (as UserRL did); ``[finish]``.
+    string as the argument (as UserRL did); ``[finish]``. ``action_grammar="userrl"``: untagged text
+    and empty content are arguments too (UserRL's reading).
 
     ## Observation Space
 
@@ -85,6 +88,7 @@ class PersuadeEnv(ConversationEnv[PersuadeTask]):
     | ``stance_source`` | str | ``"user"`` | ``"judge"``: a stance judge reads the new stance from the reply |
     | ``step_penalty`` | float | 0.0 | subtracted every step when > 0 (constant) |
     | ``max_levels_per_turn`` | int | 2 | most stance levels the scripted persuadee moves in one turn |
+    | ``action_grammar`` | str | ``"native"`` | ``"userrl"``: untagged text and an empty tag are arguments |
 
     ## Version History
 
@@ -105,9 +109,13 @@ class PersuadeEnv(ConversationEnv[PersuadeTask]):
         stance_source: str = "user",
         step_penalty: float = 0.0,
         max_levels_per_turn: int = 2,
+        action_grammar: str = "native",
         **common: Any,
     ) -> None:
+        reading = userrl_reading(action_grammar, USERRL_READING)
         super().__init__(**common)
+        self.action_grammar = action_grammar
+        self.action_reading = reading
         if stance_source not in ("user", "judge"):
             raise ValueError(f"stance_source must be 'user' or 'judge'; got {stance_source!r}")
         self.stance_source = stance_source

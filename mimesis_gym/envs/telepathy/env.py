@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from mimesis_gym.core.actions import ParsedAction
+from mimesis_gym.core.actions import ParsedAction, UserRLReading, userrl_reading
 from mimesis_gym.core.disclosure import DisclosureItem
 from mimesis_gym.core.env import ConversationEnv, StepOutcome, gain_parts
 from mimesis_gym.core.roles import Role
@@ -39,6 +39,9 @@ Notes:
 USERRL_PROMPTS_FILE = "gyms/TelepathyGym/telepathygym/env/prompts.py"
 OPENING_INSTRUCTION = "Ask yes-or-no questions to find out exactly what it is, then name it."
 FINISH_TEXT = "Game finished."
+USERRL_READING = UserRLReading(untagged_kind="action", untagged_skip=8)
+"""UserRL's TelepathyGym: an empty ``[answer]`` goes to the guess judge, any text it does not read as a
+guess or ``[finish]`` to the answerer as ``action_str[8:].strip()``."""
 
 
 class TelepathyEnv(ConversationEnv[TelepathyTask]):
@@ -52,6 +55,7 @@ class TelepathyEnv(ConversationEnv[TelepathyTask]):
     ## Action Space
 
     ``[action] question`` (``[search]`` is handled as a question), ``[answer] guess``, ``[finish]``.
+    ``action_grammar="userrl"``: an empty ``[answer]`` is judged, untagged text asked (UserRL's reading).
 
     ## Observation Space
 
@@ -79,6 +83,7 @@ class TelepathyEnv(ConversationEnv[TelepathyTask]):
     | parameter | type | default | description |
     |---|---|---|---|
     | ``answerer_sees_history`` | bool | False | show the LLM answerer earlier Q/A pairs (UserRL: none) |
+    | ``action_grammar`` | str | ``"native"`` | ``"userrl"``: an empty ``[answer]`` is judged, untagged text asked |
     | ``reward_scale`` | float | 1.0 | multiplies the gain |
     | ``step_penalty`` | float | 0.0 | subtracted × turn |
 
@@ -104,9 +109,13 @@ class TelepathyEnv(ConversationEnv[TelepathyTask]):
         answerer_sees_history: bool = False,
         reward_scale: float = 1.0,
         step_penalty: float = 0.0,
+        action_grammar: str = "native",
         **common: Any,
     ) -> None:
+        reading = userrl_reading(action_grammar, USERRL_READING)
         super().__init__(**common)
+        self.action_grammar = action_grammar
+        self.action_reading = reading
         self.reward_scale = float(reward_scale)
         self.step_penalty = float(step_penalty)
         user_model, judge_model = self.role_models.user, self.role_models.judge
