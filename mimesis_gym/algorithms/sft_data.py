@@ -20,7 +20,7 @@ the marker get 0.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mimesis_gym.algorithms.records import Episode, Segment, Turn
 from mimesis_gym.algorithms.render import ChatRenderer, TemplateNotIncrementalError
+from mimesis_gym.core.conventions import THINK_TAG_FAMILIES
+from mimesis_gym.evaluation.rundir import write_text_atomic
 
 __all__ = [
     "SIDE_ROLES",
@@ -38,6 +40,8 @@ __all__ = [
     "encode_conversation",
     "load_examples",
     "to_episode",
+    "with_thought",
+    "write_examples",
 ]
 
 Side = Literal["agent", "user"]
@@ -89,6 +93,27 @@ def load_examples(paths: Iterable[str | Path]) -> list[SFTExample]:
                     summary = str(error).splitlines()[0] if isinstance(error, ValidationError) else str(error)
                     raise ValueError(f"{path}:{number}: not an SFT conversation ({summary})") from None
     return examples
+
+
+def with_thought(text: str, thought: str | None) -> str:
+    """A trained message's content with its private thought first: ``<think>thought</think>text``, the
+    inline form the simulators' chat templates use (:data:`~mimesis_gym.core.conventions.THINK_TAG_FAMILIES`,
+    whose first family every user's reply is split by); ``text`` alone when there is no thought."""
+    if not thought:
+        return text
+    opener, closer = THINK_TAG_FAMILIES[0]
+    return f"{opener}{thought}{closer}{text}"
+
+
+def write_examples(path: str | Path, lines: Iterable[Mapping[str, Any]]) -> int:
+    """Write SFT lines (dicts of the :class:`SFTExample` shape), one JSON object a line, to ``path``; the
+    number written. The file is written whole or not at all (a temporary file renamed over ``path``), its
+    folder created when missing; an ``OSError`` propagates with ``path`` named."""
+    texts = [json.dumps(dict(line), ensure_ascii=False) + "\n" for line in lines]
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(target, "".join(texts))
+    return len(texts)
 
 
 @dataclass(frozen=True)
