@@ -246,6 +246,19 @@ def test_cli_user_errors_are_one_line_exit_2(tmp_path: Path, capsys: pytest.Capt
     assert exit_info.value.code == 2 and "invalid choice: 'cot'" in capsys.readouterr().err
 
 
+def test_an_unreadable_corpus_is_named_not_blamed_on_the_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = own_corpus(tmp_path)
+
+    def unreadable(self: Path) -> bytes:
+        raise OSError(errno.EIO, "Input/output error", str(self))
+
+    monkeypatch.setattr(Path, "read_bytes", unreadable)
+    message = f"corpus jsonl:{corpus} cannot be read: Input/output error ({corpus})"
+    cli_one_line(capsys, ["--sources", f"jsonl:{corpus}", "--out", str(tmp_path / "o.jsonl")], message)
+
+
 def test_an_existing_out_needs_force_and_a_full_disk_leaves_it_whole(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -7,6 +7,7 @@ One line of a data file is one :class:`SFTExample`: ``messages`` in the chat for
 the template renders), optional ``side`` (which side the line was collected for) and free ``meta``.
 A message may carry ``"train": false`` to keep it out of the loss although it belongs to the
 trained side (``mimesis-gym collect --side user`` marks the task's opening message so).
+:func:`write_examples` writes a data file (``collect`` and ``sft-data`` both write through it).
 
 :func:`encode_conversation` tokenises a conversation the way a rollout does — every message's
 rendering is the difference of two renderings of the conversation (the template must only append),

@@ -222,6 +222,8 @@ def _source(spec: str, humans_dir: str | Path | None, split: Split, limit: int |
         half = split_conversations(load.conversations, split)
     except (ValueError, FileNotFoundError) as error:
         raise SFTDataError(str(error)) from None
+    except OSError as error:  # not the output's fault: say which corpus could not be read
+        raise SFTDataError(f"corpus {spec} cannot be read: {error.strerror or error} ({error.filename})") from None
     kept = half[:limit]
     return SourceCounts(load, len(half), len(kept), user_side_examples(kept, style=style))
 
