@@ -187,7 +187,7 @@ def write_user_sft_data(
         raise SFTDataError(f"--humans {humans_dir} is not a directory (the folder that holds the corpora)")
     if not sources:
         raise SFTDataError("no source given (e.g. --sources oasst1,chitchat)")
-    bare = [spec for spec in sources if spec in CORPORA]  # a name without a path (unknown ones: load_corpus says)
+    bare = [spec for spec in sources if spec in CORPORA and CORPORA[spec].locations]  # others: load_corpus says
     if humans_dir is None and bare:
         raise SFTDataError(f"--humans DIR is needed to read {bare[0]} (or give its file as {bare[0]}:PATH)")
     counts: dict[str, SourceCounts] = {}
