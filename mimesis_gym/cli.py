@@ -1113,6 +1113,30 @@ def build_parser() -> argparse.ArgumentParser:
     gather.add_argument("--skip-corrupt", action="store_true", help=SKIP_CORRUPT_HELP)
     gather.set_defaults(run=_cmd_collect)
 
+    # ---- sft-data: human conversations -> user-side SFT data (docs/algorithms.md)
+    from mimesis_gym.algorithms.user_sft_data import STYLES as SFT_STYLES
+
+    sft_data = commands.add_parser("sft-data", help="turn human conversations into user-side SFT data (Stage I)")
+    sft_data.add_argument("--humans", metavar="DIR", help="the folder that holds the corpora (../shared/data/humans)")
+    sft_data.add_argument(
+        "--sources", help="corpus names or NAME:PATH / jsonl:PATH, comma-separated (default: every shipped corpus)"
+    )
+    sft_data.add_argument(
+        "--style",
+        choices=list(SFT_STYLES),
+        default="midtrain",
+        help="midtrain: thinking off; thoughttrace: reasons as thoughts",
+    )
+    sft_data.add_argument(
+        "--split", choices=["dev", "test"], default="dev", help="the half to write (test: the scorecard's)"
+    )
+    sft_data.add_argument(
+        "--out", required=True, metavar="FILE.jsonl", help="the SFT data file (and FILE.jsonl.meta.json)"
+    )
+    sft_data.add_argument("--limit", type=_int_at_least(1), help="at most this many conversations per source")
+    sft_data.add_argument("--force", action="store_true", help="replace an existing --out")
+    sft_data.set_defaults(run=_cmd_sft_data)
+
     commands.add_parser(
         "train", help="train an agent (docs/algorithms.md): --config FILE [--set key=value ...]", add_help=False
     )
@@ -1163,6 +1187,33 @@ def _cmd_collect(args: argparse.Namespace) -> int:
         f"mean episode score {counts['mean_score']:.3f} -> {args.out}"
     )
     return 0
+
+
+def _cmd_sft_data(args: argparse.Namespace) -> int:
+    """``sft-data``: write the user side of human conversations as SFT lines; user errors one line, exit 2."""
+    from mimesis_gym.algorithms.user_sft_data import write_user_sft_data
+    from mimesis_gym.envs.replay.tasks import normalise_sources
+
+    if args.split == "test":
+        _stderr_line("warning: --split test writes the half the scorecard replays (users-report --humans)")
+    try:
+        meta = write_user_sft_data(
+            normalise_sources(args.sources), args.out, humans_dir=args.humans, style=args.style, split=args.split,
+            limit=args.limit, force=args.force, command=_sft_data_command(args),
+        )  # fmt: skip
+    except OSError as error:
+        _usage(f"--out {args.out} cannot be written: {error.strerror or error}")
+    print(f"{meta['written']} conversation(s) of the {args.split} half, style {args.style} -> {args.out}")
+    return 0
+
+
+def _sft_data_command(args: argparse.Namespace) -> list[str]:
+    """The ``sft-data`` command line that writes the same data (every setting spelled out)."""
+    command = ["mimesis-gym", "sft-data", "--style", args.style, "--split", args.split, "--out", args.out]
+    for flag, value in (("--humans", args.humans), ("--sources", args.sources), ("--limit", args.limit)):
+        if value is not None:
+            command += [flag, str(value)]
+    return command
 
 
 DEMO_MAX_TURNS = 6

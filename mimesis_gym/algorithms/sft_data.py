@@ -7,6 +7,7 @@ One line of a data file is one :class:`SFTExample`: ``messages`` in the chat for
 the template renders), optional ``side`` (which side the line was collected for) and free ``meta``.
 A message may carry ``"train": false`` to keep it out of the loss although it belongs to the
 trained side (``mimesis-gym collect --side user`` marks the task's opening message so).
+:func:`write_examples` writes a data file (``collect`` and ``sft-data`` both write through it).
 
 :func:`encode_conversation` tokenises a conversation the way a rollout does — every message's
 rendering is the difference of two renderings of the conversation (the template must only append),
@@ -20,7 +21,7 @@ the marker get 0.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mimesis_gym.algorithms.records import Episode, Segment, Turn
 from mimesis_gym.algorithms.render import ChatRenderer, TemplateNotIncrementalError
+from mimesis_gym.core.conventions import THINK_TAG_FAMILIES
+from mimesis_gym.evaluation.rundir import write_text_atomic
 
 __all__ = [
     "SIDE_ROLES",
@@ -38,6 +41,8 @@ __all__ = [
     "encode_conversation",
     "load_examples",
     "to_episode",
+    "with_thought",
+    "write_examples",
 ]
 
 Side = Literal["agent", "user"]
@@ -89,6 +94,27 @@ def load_examples(paths: Iterable[str | Path]) -> list[SFTExample]:
                     summary = str(error).splitlines()[0] if isinstance(error, ValidationError) else str(error)
                     raise ValueError(f"{path}:{number}: not an SFT conversation ({summary})") from None
     return examples
+
+
+def with_thought(text: str, thought: str | None) -> str:
+    """A trained message's content with its private thought first: ``<think>thought</think>text``, the
+    inline form the simulators' chat templates use (:data:`~mimesis_gym.core.conventions.THINK_TAG_FAMILIES`,
+    whose first family every user's reply is split by); ``text`` alone when there is no thought."""
+    if not thought:
+        return text
+    opener, closer = THINK_TAG_FAMILIES[0]
+    return f"{opener}{thought}{closer}{text}"
+
+
+def write_examples(path: str | Path, lines: Iterable[Mapping[str, Any]]) -> int:
+    """Write SFT lines (dicts of the :class:`SFTExample` shape), one JSON object a line, to ``path``; the
+    number written. The file is written whole or not at all (a temporary file renamed over ``path``), its
+    folder created when missing; an ``OSError`` propagates with ``path`` named."""
+    texts = [json.dumps(dict(line), ensure_ascii=False) + "\n" for line in lines]
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(target, "".join(texts))
+    return len(texts)
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,12 @@ fewer turns, then trial and seed; the first ``top_k`` (when given) are kept.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from mimesis_gym.algorithms.sft_data import with_thought, write_examples
 from mimesis_gym.core.errors import ConfigurationError
 from mimesis_gym.evaluation.records import EpisodeRecord
 from mimesis_gym.evaluation.store import ResultsStore, skipped_note
@@ -120,9 +120,7 @@ def user_conversation(record: EpisodeRecord) -> dict[str, Any]:
         utterance = turn.get("user_utterance")
         if utterance is None:
             continue  # no user reply at this step (e.g. the env ended it without the user)
-        thought = turn.get("user_thought")
-        content = f"<think>{thought}</think>{utterance}" if thought else str(utterance)
-        messages.append({"role": "user", "content": content})
+        messages.append({"role": "user", "content": with_thought(str(utterance), turn.get("user_thought"))})
     if not any(m["role"] == "user" and m.get("train", True) for m in messages):
         raise CollectError(f"record {record.key} has no user reply to train on")
     return {"messages": messages, "side": "user", "meta": _meta(record)}
@@ -167,11 +165,7 @@ def collect(
                 raise
     if not lines:
         raise CollectError(f"no record of {', '.join(map(str, run_dirs))} passed the selection (status ok, scores)")
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as handle:
-        for line in lines:
-            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+    write_examples(out, lines)
     scores = [line["meta"]["episode_score"] for line in lines]
     tasks = {(line["meta"]["env_id"], line["meta"]["task_id"]) for line in lines}
     return {
