@@ -36,7 +36,8 @@ EXPECTED = {
     "simulator_abcd": (
         "envs: mimesis/ABCDBehavior-v0",
         "algorithm: foldgrpo (estimator foldgrpo",
-        "rollouts: G 8 x 64 prompts, 16 turns, prompt 8,192 / response 16,384 tokens, engine vllm",
+        "rollouts: G 8 x 64 prompts, 8 turns (mimesis/ABCDBehavior-v0 ends episodes after 8 turns, its turn "
+        "budget; rollout.max_turns 16), prompt 8,192 / response 16,384 tokens, engine vllm",  # 8 customer turns a row
         "updates: mini-batch 16 prompts, micro-batch 9,344 tokens, lr 8e-06, clip 0.2/0.28, dual clip 10.0",
         "length: 500 steps",
     ),
