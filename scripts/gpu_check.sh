@@ -61,15 +61,20 @@ from mimesis_gym.algorithms.testing import ENV_ID
 from mimesis_gym.algorithms.trainer import Trainer
 
 out = tempfile.mkdtemp()
+# bf16 parameters (model.dtype; their gradients and AdamW states follow) and bf16 compute (run.dtype);
+# lr 1e-4 because cpu-tiny's 5e-5 is below a bf16 weight's step and would mostly round away.
 config = TrainerConfig.preset("cpu-tiny").with_overrides([
-    "run.dtype=bfloat16", "rollout.engine=vllm", "vllm.mode=colocate", "vllm.gpu_memory_utilization=0.3",
+    "model.dtype=bfloat16", "run.dtype=bfloat16", "optim.lr=1e-4",
+    "rollout.engine=vllm", "vllm.mode=colocate", "vllm.gpu_memory_utilization=0.3",
     "run.total_steps=1", f"run.output_dir={out}", "run.progress=false", "run.resume=never",
 ])
 trainer = Trainer([ENV_ID], "tiny", "scripted", "grpo", config=config)
-dtypes = {p.dtype for p in trainer.policy_model.parameters()}
 started = time.perf_counter()
 metrics = trainer.step()
-print(f"parameter dtypes {sorted(str(d) for d in dtypes) or 'n/a'}; reward/mean {metrics['reward/mean']:.3f}; "
+dtypes = {p.dtype for p in trainer.policy_model.parameters()}
+states = {s["exp_avg"].dtype for s in trainer.optimizer.optimizer.state.values() if "exp_avg" in s}
+assert dtypes == {torch.bfloat16} and states <= {torch.bfloat16}, f"parameters {dtypes}, AdamW states {states}"
+print(f"parameters and AdamW states bf16; reward/mean {metrics['reward/mean']:.3f}; "
       f"step {time.perf_counter() - started:.1f}s; peak GPU memory {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB")
 PY
     SERVE_LOG="$LOGS/serve_user.log"

@@ -222,6 +222,17 @@ def test_turn_budget_ends_the_episode_with_the_reward():
     assert results[0][4]["reward_parts"] == {}
 
 
+def test_the_planned_turn_limit_is_the_turn_count_an_episode_plays():
+    env_class = type(gym.make(ENV_ID, split="demo").unwrapped)
+    assert env_class.episode_turn_limit({}) == 8  # every shipped row's budget (train --dry-run prints it)
+    assert env_class.episode_turn_limit({"turn_budget": 3}) == 3
+    env, _, _ = start("control")
+    turns = 0
+    while not env.step("hi, my order is late")[2]:
+        turns += 1
+    assert turns + 1 == env_class.episode_turn_limit({"split": "demo"}) < env.spec.max_episode_steps
+
+
 def test_support_agent_failure_ends_and_judges_the_chat():
     agent = ScriptedChatModel(["Hello, how can I help?", RuntimeError("boom")])
     env, _, _ = start("B8", support_agent=agent, judge="scripted")

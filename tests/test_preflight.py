@@ -6,6 +6,8 @@ import pytest
 
 from mimesis_gym.cli import main
 from mimesis_gym.users import register_user
+from mimesis_gym.users.builtin import alias_variable
+from mimesis_gym.users.registry import endpoint_hints, resolve_user
 from mimesis_gym.users.serve import free_port
 from tests.support.chat_models import ScriptedChatModel, refusal
 from tests.support.fault_server import FaultServer
@@ -37,6 +39,26 @@ def test_a_dead_user_stops_eval_before_anything_is_written(tmp_path, monkeypatch
     assert line.startswith("mimesis-gym eval: user 'mimesis-9b' is unavailable: cannot connect")
     assert base_url in line and "mimesis-gym serve-user mimesis-9b" in line
     assert not (tmp_path / "run").exists()  # nothing written, not even the directory
+
+
+def test_a_dead_open_evaluation_user_says_first_which_checkpoint_to_set(tmp_path, monkeypatch, capsys):
+    """`eval --paper`'s open users have no hub id the release names: `serve-user` alone would fail."""
+    monkeypatch.setenv("MIMESIS_USER_DITTO_8B_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")
+    monkeypatch.delenv("MIMESIS_USER_DITTO_8B_HUB_ID", raising=False)
+    assert main(eval_args(tmp_path / "run", "--users", "ditto-8b")) == 2
+    line = one_line(capsys)
+    assert "user 'ditto-8b' is unavailable: cannot connect" in line
+    assert "Fix: set MIMESIS_USER_DITTO_8B_HUB_ID to its checkpoint (hub id or local path) and start it with " \
+        "`mimesis-gym serve-user ditto-8b`" in line  # fmt: skip
+
+
+@pytest.mark.parametrize("alias", ["ditto-8b", "osim-8b", "humanlm-8b", "sotopia-7b"])
+def test_the_connect_hint_of_an_unpinned_checkpoint_names_its_variable_until_it_is_set(alias, monkeypatch):
+    variable = alias_variable(alias, "HUB_ID")
+    monkeypatch.delenv(variable, raising=False)
+    assert endpoint_hints(resolve_user(alias)).connect.startswith(f"set {variable} to its checkpoint")
+    monkeypatch.setenv(variable, "lab/some-checkpoint")
+    assert endpoint_hints(resolve_user(alias)).connect.startswith(f"start it with `mimesis-gym serve-user {alias}`")
 
 
 def test_a_server_that_does_not_serve_the_model_fails_the_preflight(tmp_path, monkeypatch, server, capsys):

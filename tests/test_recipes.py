@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RECIPES = ROOT / "recipes"
 TRAINING_ENVS = "mimesis/TravelGym-v0, mimesis/TurtleGym-v0, mimesis/FunctionGym-v0, mimesis/TauGym-v0, " \
     "mimesis/PersuadeGym-v0"  # fmt: skip
+PRECISION = "precision on GPUs: parameters float32 (model.dtype=float32), compute bfloat16 (run.dtype=auto)"
 AGENT_PLAN = (
     "rollouts: G 8 x 64 prompts, 16 turns, prompt 1,152 / response 8,192 tokens, engine vllm",
     "updates: mini-batch 8 prompts, micro-batch 9,344 tokens, lr 1e-06, clip 0.2/0.28, dual clip 10.0",
@@ -21,6 +22,7 @@ AGENT_PLAN = (
     f"envs: {TRAINING_ENVS}",
     "policy: hf:phanviethoang1512/Qwen3-8B-Base-Agent",
     "total              33.10 GiB",  # Qwen3-8B under FSDP on 8 GPUs, from the known architecture
+    PRECISION,
 )
 EXPECTED = {
     "userrl": (*AGENT_PLAN, "user: gpt-5.5", "algorithm: grpo (estimator grpo_multiturn"),
@@ -32,13 +34,16 @@ EXPECTED = {
         "policy: hf:Qwen/Qwen3-8B",
         "algorithm: sft (",
         "total              33.10 GiB",
+        PRECISION,
     ),
     "simulator_abcd": (
         "envs: mimesis/ABCDBehavior-v0",
         "algorithm: foldgrpo (estimator foldgrpo",
-        "rollouts: G 8 x 64 prompts, 16 turns, prompt 8,192 / response 16,384 tokens, engine vllm",
+        "rollouts: G 8 x 64 prompts, 8 turns (mimesis/ABCDBehavior-v0 ends episodes after 8 turns, its turn "
+        "budget; rollout.max_turns 16), prompt 8,192 / response 16,384 tokens, engine vllm",  # 8 customer turns a row
         "updates: mini-batch 16 prompts, micro-batch 9,344 tokens, lr 8e-06, clip 0.2/0.28, dual clip 10.0",
         "length: 500 steps",
+        PRECISION,
     ),
 }
 
@@ -71,3 +76,37 @@ def test_the_sft_recipe_names_its_missing_data_in_one_line(tmp_path: Path) -> No
     result = dry_run(RECIPES / "base_sft.yaml", cwd=tmp_path)
     assert result.returncode == 2 and "base_sft.jsonl" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def comments(recipe: str) -> tuple[str, dict[str, str]]:
+    """A recipe's header (its leading comment block) and each setting's trailing comment by key."""
+    lines = (RECIPES / f"{recipe}.yaml").read_text(encoding="utf-8").splitlines()
+    header = "\n".join(line for line in lines[: next(i for i, x in enumerate(lines) if x and x[0] != "#")])
+    by_key = {}
+    for line in lines:
+        setting, _, comment = line.partition("#")
+        if ":" in setting and not line.startswith("#"):
+            by_key.setdefault(setting.split(":")[0].strip(), comment.strip())
+    return header, by_key
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_every_recipe_says_its_precision_where_a_reader_sees_it(name: str) -> None:
+    """fp32 master parameters with bf16 compute, not Table 13's bf16: in the header and at the dtype lines."""
+    import yaml
+
+    data = yaml.safe_load((RECIPES / f"{name}.yaml").read_text(encoding="utf-8"))
+    assert (data["model"]["dtype"], data["run"]["dtype"]) == ("float32", "auto")
+    header, by_key = comments(name)
+    assert "fp32 master parameters" in header and "bf16 compute" in header and "model.dtype=bfloat16" in header
+    assert "fp32 master parameters" in by_key["dtype"]
+
+
+def test_citations_name_the_source_that_states_the_value() -> None:
+    """Table 13 gives no turn cap (UserRL and the release do); Table 7 gives no batch or lengths for the simulator."""
+    for name in ("userrl", "userrl_plus", "infopo", "csd"):
+        turns = comments(name)[1]["max_turns"]
+        assert "UserRL" in turns and "Table 13 does not state it" in turns, (name, turns)
+    simulator = comments("simulator_abcd")[1]
+    for key in ("group_size", "prompts_per_batch", "max_prompt_tokens", "max_response_tokens"):
+        assert simulator[key] == "(the released simulator code; not in Table 7)", key

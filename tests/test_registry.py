@@ -276,12 +276,20 @@ def test_factory_must_return_a_chat_model(clean_user_registry):
         make_chat_model("broken")
 
 
-def test_list_users_shows_readiness():
+def test_list_users_shows_readiness(monkeypatch):
+    for alias in ("ditto-8b", "osim-8b", "humanlm-8b", "sotopia-7b"):
+        monkeypatch.delenv(alias_variable(alias, "HUB_ID"), raising=False)
     rows = {row.alias: row for row in list_users()}
     assert rows["scripted"].readiness == "ready"
     assert rows["mimesis-9b"].readiness == "serve it: mimesis-gym serve-user mimesis-9b"
     assert rows["claude-opus-5"].readiness == "set MIMESIS_USER_CLAUDE_OPUS_5_BASE_URL"
     assert rows["gpt-5.5"].readiness == "set MIMESIS_USER_GPT_5_5_API_KEY or OPENAI_API_KEY"
+    # the open evaluation users: no hub id pinned, so serving one starts with naming its checkpoint
+    assert (
+        rows["ditto-8b"].readiness == "set MIMESIS_USER_DITTO_8B_HUB_ID, then serve it: mimesis-gym serve-user ditto-8b"
+    )
+    for alias in ("osim-8b", "humanlm-8b", "sotopia-7b"):
+        assert rows[alias].readiness.startswith(f"set {alias_variable(alias, 'HUB_ID')}, then serve it:")
 
 
 def test_every_spec_and_lazy_chat_model_pickles(tmp_path):

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("torch", reason="the local stack is installed by `make test`")
 pytest.importorskip("accelerate", reason="the local stack is installed by `make test`")
 
-from mimesis_gym.algorithms.cli import train_main
+from mimesis_gym.algorithms.cli import env_turn_limit, train_main, turns_plan
 from mimesis_gym.algorithms.config import TrainerConfig
 from mimesis_gym.algorithms.memory import GIB, Layout, estimate_memory, model_shape, read_layout
 from mimesis_gym.algorithms.model_specs import check_policy_spec
@@ -88,13 +88,29 @@ def test_dry_run_prints_the_plan_and_memory_and_trains_nothing(tmp_path, qwen3_8
                          "--accelerate-config", str(CONFIGS / "fsdp_8gpu.yaml")])  # fmt: skip
     out = capsys.readouterr().out
     assert status == 0 and not (tmp_path / "out").exists()
-    assert "rollouts: G 8 x 64 prompts, 16 turns, prompt 1,152 / response 8,192 tokens" in out
+    assert (
+        "rollouts: G 8 x 64 prompts, 3 turns (mimesis_testing/KeywordEcho-v0 ends episodes after 3 turns, its "
+        "max_episode_steps; rollout.max_turns 16), prompt 1,152 / response 8,192 tokens"
+    ) in out
     assert "csd: alpha 0.01, beta 5.0, coach corrective, pairing reaction" in out
     assert "precision on GPUs: parameters float32 (model.dtype=float32), compute bfloat16 (run.dtype=auto)" in out
     assert "model: 8,190,735,360 parameters, 36 layers" in out
     assert "memory per GPU (estimate; 8 process(es), FSDP (sharded), from fsdp_8gpu.yaml):" in out
     total = estimate_memory(TrainerConfig(), model_shape(str(qwen3_8b)), read_layout(CONFIGS / "fsdp_8gpu.yaml"))
     assert f"  total           {total.total / GIB:8.2f} GiB" in out
+
+
+def test_the_planned_turns_are_what_the_envs_let_an_episode_last():
+    abcd, travel = "mimesis/ABCDBehavior-v0", "mimesis/TravelGym-v0"
+    budget = f"{abcd} ends episodes after 8 turns, its turn budget"
+    assert turns_plan([travel], 16) == "16 turns"
+    assert turns_plan([abcd], 16) == f"8 turns ({budget}; rollout.max_turns 16)"
+    five = f"5 turns ({abcd} ends episodes after 5 turns, its turn budget; rollout.max_turns 16)"
+    assert turns_plan([(abcd, {"turn_budget": 5})], 16) == five
+    assert turns_plan([abcd, travel], 16) == f"16 turns ({budget}; rollout.max_turns 16)"  # Travel goes on to 16
+    assert turns_plan([abcd], 4) == "4 turns"  # the rollout cap is the smaller: nothing to add
+    # an upstream pack whose data are not here: the env cannot tell, the run will say why
+    assert env_turn_limit(abcd, {"pack": "upstream", "data_dir": "/nonexistent"}) == (16, "its max_episode_steps")
 
 
 def test_dry_run_without_a_readable_model_config_says_why(tmp_path, capsys):

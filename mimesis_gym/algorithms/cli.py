@@ -130,6 +130,45 @@ def build_job(path: str | Path, assignments: Sequence[str] = ()) -> tuple[dict[s
     return job, config
 
 
+def env_turn_limit(env_id: str, kwargs: dict[str, Any]) -> tuple[int, str] | None:
+    """The env's own cap on an episode's turns and what sets it (its ``max_episode_steps``, or its turn
+    budget: ``ConversationEnv.episode_turn_limit``), the smaller if both; ``None`` when neither caps it or
+    the env cannot tell without data that is missing here. The id is one ``check_env_ids`` accepted."""
+    import gymnasium as gym
+    from gymnasium.envs.registration import load_env_creator
+
+    spec = gym.spec(str(env_id).rpartition(":")[2])
+    limits: list[tuple[int, str]] = []
+    steps = kwargs.get("max_episode_steps", spec.max_episode_steps)
+    if steps:
+        limits.append((int(steps), "its max_episode_steps"))
+    creator = load_env_creator(spec.entry_point) if isinstance(spec.entry_point, str) else spec.entry_point
+    hook = getattr(creator, "episode_turn_limit", None)
+    try:
+        own = hook(kwargs) if hook is not None else None
+    except (OSError, ValueError):
+        own = None  # e.g. an upstream pack whose data are not on this machine: the run itself will say
+    if own:
+        limits.append((own, "its turn budget"))
+    return min(limits, default=None)
+
+
+def turns_plan(envs: Sequence[Any], max_turns: int) -> str:
+    """The plan's turn count: what one training episode lasts at most, ``rollout.max_turns`` or less
+    where every env ends its episodes sooner, naming the envs that do (ABCDBehavior: 8 customer turns)."""
+    capped: list[tuple[str, int, str]] = []
+    for item in envs:
+        env_id, kwargs = (item, {}) if isinstance(item, str) else (item[0], dict(item[1]))
+        limit = env_turn_limit(env_id, kwargs)
+        if limit is not None and limit[0] < max_turns:
+            capped.append((env_id, *limit))
+    if not capped:
+        return f"{max_turns} turns"
+    most = max_turns if len(capped) < len(envs) else max(turns for _, turns, _ in capped)
+    notes = "; ".join(f"{env_id} ends episodes after {turns} turns, {why}" for env_id, turns, why in capped)
+    return f"{most} turns ({notes}; rollout.max_turns {max_turns})"
+
+
 def dry_run_plan(job: dict[str, Any], config: TrainerConfig, layout: Any = None) -> list[str]:
     """The lines ``--dry-run`` prints: the job, the resolved settings and the per-GPU memory estimate."""
     from mimesis_gym.algorithms.learners import select_learners
@@ -143,7 +182,8 @@ def dry_run_plan(job: dict[str, Any], config: TrainerConfig, layout: Any = None)
         f"policy: {job.get('policy', 'tiny')}    user: {job.get('user', 'scripted')}",
         f"algorithm: {job.get('algorithm') or 'from the config'} (estimator {resolved.advantage.estimator}, "
         f"learners: {', '.join(learner.name for learner in learners) or 'none'})",
-        f"rollouts: G {rollout.group_size} x {rollout.prompts_per_batch} prompts, {rollout.max_turns} turns, "
+        f"rollouts: G {rollout.group_size} x {rollout.prompts_per_batch} prompts, "
+        f"{turns_plan(_envs(job['envs']) or [], rollout.max_turns)}, "
         f"prompt {rollout.max_prompt_tokens:,} / response {rollout.max_response_tokens:,} tokens, "
         f"engine {rollout.engine}",
         f"updates: mini-batch {update.mini_batch_prompts} prompts, micro-batch {update.micro_batch_tokens:,} tokens, "

@@ -214,6 +214,14 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
         roles: ``load_task_pack(pack, data_dir)``. An env whose other kwargs change its tasks overrides it."""
         return cls.load_task_pack(kwargs.get("pack", "original"), kwargs.get("data_dir"))
 
+    @classmethod
+    def episode_turn_limit(cls, kwargs: Mapping[str, Any]) -> int | None:
+        """The most turns an episode of an env made with ``kwargs`` lasts before the env ends it itself,
+        read without building roles (planners such as ``train --dry-run`` report it); ``None`` (the
+        default): only ``max_episode_steps`` and the caller's turn cap end an episode. An env with a turn
+        budget of its own overrides it; it may raise ``OSError``/``ValueError`` when its data are missing."""
+        return None
+
     def _pack_kwargs(self) -> dict[str, Any]:
         """The kwargs :meth:`task_pack_for` reads to load this env's pack in ``__init__``: ``pack`` and
         ``data_dir``; an env whose other kwargs change its tasks adds them (set before

@@ -101,6 +101,8 @@ class BuiltinAlias:
         if not (os.environ.get(base_var) or self.base_url):
             return f"set {base_var}"
         if self.base_url and is_loopback(self.base_url) and not os.environ.get(base_var):
+            if not self.hub():  # the open evaluation checkpoints: the release pins no hub id
+                return f"set {alias_variable(self.alias, 'HUB_ID')}, then serve it: mimesis-gym serve-user {self.alias}"
             return f"serve it: mimesis-gym serve-user {self.alias}"
         keys = [alias_variable(self.alias, "API_KEY")] + (["OPENAI_API_KEY"] if self.openai_key_fallback else [])
         if not any(os.environ.get(key) for key in keys) and not self.base_url_is_loopback():

@@ -356,6 +356,8 @@ def endpoint_hints(spec: UserSpec) -> EndpointHints:
         base_var, model_var = alias_variable(spec.alias, "BASE_URL"), alias_variable(spec.alias, "MODEL")
         if spec.serve is not None:
             connect = f"start it with `mimesis-gym serve-user {spec.alias}`, or set {base_var} to its server's /v1 URL"
+            if not spec.serve.model:  # no pinned checkpoint (the release names none): serve-user needs one first
+                connect = f"set {spec.serve.hub_variable} to its checkpoint (hub id or local path) and {connect}"
         else:
             connect = f"check the network, or set {base_var} to the provider's /v1 URL"
         return EndpointHints(

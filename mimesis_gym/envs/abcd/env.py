@@ -360,6 +360,15 @@ class ABCDBehaviorEnv(ConversationEnv[AbcdRow]):
         behaviors = kwargs.get("behaviors")
         return task_pack if behaviors is None else restrict_pack(task_pack, parse_behaviors(behaviors))
 
+    @classmethod
+    def episode_turn_limit(cls, kwargs: Mapping[str, Any]) -> int | None:
+        """Customer turns: ``turn_budget`` when given, else the largest budget among the rows an env made
+        with ``kwargs`` plays (8 on every shipped row)."""
+        if kwargs.get("turn_budget") is not None:
+            return int(kwargs["turn_budget"])
+        pack = cls.task_pack_for(kwargs)
+        return max((row.turn_budget for rows in pack.splits.values() for row in rows), default=None)
+
     @property
     def catalog(self) -> StoreCatalog:
         """The store policy of the loaded pack."""
