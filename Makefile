@@ -114,6 +114,7 @@ bench-learn: $(VENV)/.installed-dev
 	$(PY) benchmarks/learning_grpo.py --algorithm csd --threads 1 --set rollout.mask_truncated_turns=true
 	$(PY) benchmarks/learning_sft.py --threads 1
 	$(PY) benchmarks/learning_simulator.py --threads 1 --jobs 3 --users-report --report-limit 6
+	$(PY) benchmarks/learning_simulator_stage1.py
 	$(PY) examples/sb3_telepathy.py
 
 bench-users: $(VENV)/.installed-dev $(VLLM_VENV)/.installed-vllm

@@ -36,6 +36,21 @@ EXPECTED = {
         "total              33.10 GiB",
         PRECISION,
     ),
+    "simulator_midtrain": (
+        "envs: mimesis/HumanReplay-v0",
+        "policy: hf:Qwen/Qwen3-8B",
+        "algorithm: sft (",
+        "lr 3e-05",
+        "length: 2000 steps",
+        PRECISION,
+    ),
+    "simulator_thoughttrace": (
+        "envs: mimesis/HumanReplay-v0",
+        "algorithm: sft (",
+        "lr 1e-07",
+        "length: 135 steps",
+        PRECISION,
+    ),
     "simulator_abcd": (
         "envs: mimesis/ABCDBehavior-v0",
         "algorithm: foldgrpo (estimator foldgrpo",
@@ -56,6 +71,24 @@ def dry_run(recipe: Path, cwd: Path = ROOT) -> subprocess.CompletedProcess:
                           timeout=180)  # fmt: skip
 
 
+def write_user_side_data(root: Path, style: str) -> None:
+    """``data/simulator_<style>.jsonl`` under ``root``, written by ``sft-data`` from a small corpus whose
+    ids 1 and 2 fall in the ``dev`` half (``split_of("own", …)``)."""
+    corpus = root / "own.jsonl"
+    lines = [
+        {"id": str(i), "goal": "Plan a trip.", "messages": [
+            {"role": "user", "content": "help me plan a trip", "reason": "I am going away"},
+            {"role": "assistant", "content": "Where to?"},
+        ]}
+        for i in (1, 2)
+    ]  # fmt: skip
+    corpus.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    (root / "data").mkdir(exist_ok=True)
+    command = [sys.executable, "-m", "mimesis_gym.cli", "sft-data", "--sources", f"jsonl:{corpus}", "--style", style,
+               "--out", str(root / "data" / f"simulator_{style}.jsonl")]  # fmt: skip
+    subprocess.run(command, check=True, capture_output=True, cwd=root, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
 def test_every_recipe_is_tested() -> None:
     assert {path.stem for path in RECIPES.glob("*.yaml")} == set(EXPECTED)
 
@@ -66,6 +99,8 @@ def test_recipe_dry_runs_with_the_paper_settings(name: str, tmp_path: Path) -> N
         (tmp_path / "data").mkdir()
         line = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "[answer] x"}]}
         (tmp_path / "data" / "base_sft.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    if name.startswith("simulator_") and name != "simulator_abcd":  # written by `mimesis-gym sft-data`
+        write_user_side_data(tmp_path, name.removeprefix("simulator_"))
     result = dry_run(RECIPES / f"{name}.yaml", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     for line in EXPECTED[name]:

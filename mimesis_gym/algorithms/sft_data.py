@@ -83,7 +83,7 @@ def load_examples(paths: Iterable[str | Path]) -> list[SFTExample]:
     examples: list[SFTExample] = []
     for path in map(Path, paths):
         if not path.is_file():
-            raise ValueError(f"sft.data: {path} is not a file (write one with `mimesis-gym collect`)")
+            raise ValueError(f"sft.data: {path} is not a file (write one with `mimesis-gym collect` or `mimesis-gym sft-data`)")
         with path.open(encoding="utf-8") as handle:
             for number, line in enumerate(handle, start=1):
                 if not line.strip():

@@ -40,7 +40,8 @@ TaskT = TypeVar("TaskT", bound=HasId)
 
 
 class TaskPack(Generic[TaskT]):
-    """Tasks grouped by split, each task findable by id from any split.
+    """Tasks grouped by split, each task findable by id from any split. One task object may sit in
+    two splits (HumanReplay's ``train`` is its ``dev`` half); two tasks may not share an id.
 
     ``select`` implements the reset rule of docs/env-contract.md, "reset and step": ``task_id`` wins;
     otherwise a task is drawn from the split's pool (file order) with ``np_random.integers(len(pool))``.
@@ -59,7 +60,7 @@ class TaskPack(Generic[TaskT]):
         self.by_id: dict[str, TaskT] = {}
         for tasks in self.splits.values():
             for task in tasks:
-                if task.id in self.by_id:
+                if task.id in self.by_id and self.by_id[task.id] is not task:
                     raise ValueError(f"pack {name!r}: duplicate task id {task.id!r}")
                 self.by_id[task.id] = task
         self._by_key: dict[str, TaskT] = {}

@@ -50,7 +50,7 @@ class SFT(Learner):
             )
         missing = [path for path in config.sft.data if not Path(path).is_file()]
         if missing:
-            raise ValueError(f"sft.data: {missing[0]} is not a file (write one with `mimesis-gym collect`)")
+            raise ValueError(f"sft.data: {missing[0]} is not a file (write one with `mimesis-gym collect` or `mimesis-gym sft-data`)")
         if config.rollout.temperature != 1.0:
             raise ValueError(
                 f"algorithm 'sft' trains the log-likelihood at temperature 1 but rollout.temperature="

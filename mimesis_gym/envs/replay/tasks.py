@@ -7,7 +7,10 @@ A task is a :class:`~mimesis_gym.corpora.HumanConversation` (its id ``<source>/<
   ``dev``/``test`` by :func:`~mimesis_gym.corpora.split_of`;
 - ``humans``: real corpora read from ``data_dir`` (the folder that holds them, e.g.
   ``../shared/data/humans``) by :func:`~mimesis_gym.corpora.load_corpus`, one or more ``sources``;
-  splits ``dev`` and ``test``. What a loader dropped is kept in :data:`LAST_DROPPED` per source.
+  splits ``dev`` and ``test``.
+
+In both, ``train`` is the ``dev`` half (the same conversations): a trainer that names the env (a
+simulator's SFT, which validates nothing here) never draws the ``test`` half the scorecard replays.
 """
 
 from __future__ import annotations
@@ -33,14 +36,8 @@ def load_original_pack() -> TaskPack[HumanConversation]:
     conversations = load_corpus(f"jsonl:{DEMO_FILE}").conversations
     demo = conversations[:DEMO_TASKS]
     rest = conversations[DEMO_TASKS:]
-    return TaskPack(
-        "original",
-        {
-            "demo": demo,
-            "dev": [c for c in rest if c.split == "dev"],
-            "test": [c for c in rest if c.split == "test"],
-        },
-    )
+    dev = [c for c in rest if c.split == "dev"]
+    return TaskPack("original", {"demo": demo, "dev": dev, "train": dev, "test": [c for c in rest if c.split == "test"]})
 
 
 def normalise_sources(sources: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -82,4 +79,4 @@ def _humans_pack(data_dir: str, sources: tuple[str, ...], per_source: int | None
             raise ConfigurationError(str(error)) from None
         for split, pool in splits.items():
             pool += [c for c in conversations if c.split == split][:per_source]
-    return TaskPack("humans", splits)
+    return TaskPack("humans", {**splits, "train": splits["dev"]})
