@@ -45,6 +45,9 @@ __all__ = [
     "write_examples",
 ]
 
+MISSING_DATA_FIX = "write one with `mimesis-gym collect` or `mimesis-gym sft-data`"
+"""How to make an SFT data file, ending the error for a missing one."""
+
 Side = Literal["agent", "user"]
 SIDE_ROLES: dict[str, str] = {"agent": "assistant", "user": "user"}
 """The message role whose turns carry the loss, per trained side."""
@@ -83,7 +86,7 @@ def load_examples(paths: Iterable[str | Path]) -> list[SFTExample]:
     examples: list[SFTExample] = []
     for path in map(Path, paths):
         if not path.is_file():
-            raise ValueError(f"sft.data: {path} is not a file (write one with `mimesis-gym collect` or `mimesis-gym sft-data`)")
+            raise ValueError(f"sft.data: {path} is not a file ({MISSING_DATA_FIX})")
         with path.open(encoding="utf-8") as handle:
             for number, line in enumerate(handle, start=1):
                 if not line.strip():

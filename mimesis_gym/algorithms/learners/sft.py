@@ -24,6 +24,7 @@ from mimesis_gym.algorithms.learners.base import Learner, MicroBatch, RolloutBat
 from mimesis_gym.algorithms.records import Episode
 from mimesis_gym.algorithms.services import LoopServices
 from mimesis_gym.algorithms.sft_data import (
+    MISSING_DATA_FIX,
     EncodedConversation,
     SFTExample,
     encode_conversation,
@@ -50,7 +51,7 @@ class SFT(Learner):
             )
         missing = [path for path in config.sft.data if not Path(path).is_file()]
         if missing:
-            raise ValueError(f"sft.data: {missing[0]} is not a file (write one with `mimesis-gym collect` or `mimesis-gym sft-data`)")
+            raise ValueError(f"sft.data: {missing[0]} is not a file ({MISSING_DATA_FIX})")
         if config.rollout.temperature != 1.0:
             raise ValueError(
                 f"algorithm 'sft' trains the log-likelihood at temperature 1 but rollout.temperature="

@@ -37,7 +37,8 @@ def load_original_pack() -> TaskPack[HumanConversation]:
     demo = conversations[:DEMO_TASKS]
     rest = conversations[DEMO_TASKS:]
     dev = [c for c in rest if c.split == "dev"]
-    return TaskPack("original", {"demo": demo, "dev": dev, "train": dev, "test": [c for c in rest if c.split == "test"]})
+    test = [c for c in rest if c.split == "test"]
+    return TaskPack("original", {"demo": demo, "dev": dev, "train": dev, "test": test})
 
 
 def normalise_sources(sources: str | Sequence[str] | None) -> tuple[str, ...]:
