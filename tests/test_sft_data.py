@@ -125,7 +125,7 @@ def test_thoughts_only_in_the_thoughttrace_style_and_only_where_a_reason_was_giv
 @pytest.mark.parametrize("conversation", [ASKED, OWN_LAST, OTHER_FIRST], ids=["asked", "own-last", "other-first"])
 def test_every_trained_turn_sees_what_the_replay_shows_its_user(conversation: HumanConversation) -> None:
     """The messages before each trained turn equal the replay user's own chat for that turn (the same system
-    prompt and history), except the opening turn, which the replay asks for on the system prompt alone."""
+    prompt and history; the opener before the human's first turn in both)."""
     replay = LLMReplayUser(None)  # type: ignore[arg-type]  # build_messages only: no model is called
     line = user_side_example(conversation)
     assert line is not None
@@ -140,7 +140,7 @@ def test_every_trained_turn_sees_what_the_replay_shows_its_user(conversation: Hu
     for at in positions:
         history = [("self" if t.role == "user" else "other", t.text) for t in conversation.turns[:at]]
         expected = replay.build_messages(**materials, history=history)
-        assert expected == (messages[:1] if at == 0 else messages[: first + at])
+        assert expected == messages[: first + at]
 
 
 def test_a_conversation_with_nothing_to_train_is_counted_not_written() -> None:

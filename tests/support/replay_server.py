@@ -15,9 +15,8 @@ from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from mimesis_gym.core.conventions import role_messages
 from mimesis_gym.corpora import HumanConversation
-from mimesis_gym.envs.replay.roles import END_MARKER, user_system_prompt
+from mimesis_gym.envs.replay.roles import END_MARKER, replay_messages, user_system_prompt
 from tests.support.fault_server import completion
 
 
@@ -25,10 +24,11 @@ def _key(system: str, history: list[str]) -> str:
     return json.dumps([system, history[-2:]])
 
 
-def _sent(system: str, conversation: HumanConversation, before: int) -> list[str]:
+def _sent(conversation: HumanConversation, before: int) -> list[str]:
     """The history contents a replay user call carries before turn ``before`` (as the env sends them)."""
     pairs = [("self" if t.role == "user" else "other", t.text) for t in conversation.turns[:before]]
-    return [message["content"] for message in role_messages(system, pairs)[1:]]
+    messages = replay_messages(conversation.goal, conversation.goal_kind, conversation.source, pairs)
+    return [message["content"] for message in messages[1:]]
 
 
 class ReplayUserServer:
@@ -45,9 +45,9 @@ class ReplayUserServer:
             system = user_system_prompt(conversation.goal, conversation.goal_kind, conversation.source)
             for index, turn in enumerate(conversation.turns):
                 if turn.role == "user":
-                    self.table.setdefault(_key(system, _sent(system, conversation, index)), turn.text)
+                    self.table.setdefault(_key(system, _sent(conversation, index)), turn.text)
             ending = len(conversation.turns)
-            self.table.setdefault(_key(system, _sent(system, conversation, ending)), END_MARKER)
+            self.table.setdefault(_key(system, _sent(conversation, ending)), END_MARKER)
         server = self
 
         class Handler(BaseHTTPRequestHandler):

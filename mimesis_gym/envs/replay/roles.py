@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from mimesis_gym.core.chat import ChatFailure, ChatModel, ChatReply, ThoughtRecord
-from mimesis_gym.core.conventions import has_think_tag, role_messages, split_thought
+from mimesis_gym.core.conventions import DEFAULT_OPENER, has_think_tag, role_messages, split_thought
 from mimesis_gym.core.roles import LLMRole, RoleResult, RoleSession, ScriptedRole
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "Twin",
     "counterpart_of",
     "read_end",
+    "replay_messages",
     "user_system_prompt",
 ]
 
@@ -59,6 +60,18 @@ def user_system_prompt(goal: str, goal_kind: str, source: str) -> str:
     """The user's system message for a conversation's goal."""
     section = GOAL_DESCRIPTION.format(goal=goal) if goal_kind == "description" else GOAL_FIRST_MESSAGE
     return USER_SYSTEM.format(counterpart=counterpart_of(source), goal_section=section, end=END_MARKER)
+
+
+def replay_messages(
+    goal: str, goal_kind: str, source: str, history: Sequence[tuple[str, str]]
+) -> list[dict[str, str]]:
+    """The user's chat for one position: :func:`user_system_prompt`, then the history with the user's
+    own turns as ``assistant`` and the other side's as ``user`` (``role_messages``). Before any turn
+    (the human opens) the other side's :data:`~mimesis_gym.core.conventions.DEFAULT_OPENER` stands in,
+    as it does in every later position and in the user-side SFT lines, so the model always answers a
+    ``user`` message."""
+    turns = list(history) or [("other", DEFAULT_OPENER)]
+    return role_messages(user_system_prompt(goal, goal_kind, source), turns)
 
 
 def read_end(text: str) -> tuple[str, bool]:
@@ -99,7 +112,7 @@ class LLMReplayUser(LLMRole[Twin]):
     def build_messages(
         self, *, goal: str, goal_kind: str, source: str, history: Sequence[tuple[str, str]] = (), **_: Any
     ) -> list[dict[str, Any]]:
-        return role_messages(user_system_prompt(goal, goal_kind, source), history)
+        return replay_messages(goal, goal_kind, source, history)
 
     def parse(self, reply: ChatReply, parsed: dict[str, Any] | None, **_: Any) -> Twin:
         text, ended = read_end(reply.text)
