@@ -62,9 +62,7 @@ def user_system_prompt(goal: str, goal_kind: str, source: str) -> str:
     return USER_SYSTEM.format(counterpart=counterpart_of(source), goal_section=section, end=END_MARKER)
 
 
-def replay_messages(
-    goal: str, goal_kind: str, source: str, history: Sequence[tuple[str, str]]
-) -> list[dict[str, str]]:
+def replay_messages(goal: str, goal_kind: str, source: str, history: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
     """The user's chat for one position: :func:`user_system_prompt`, then the history with the user's
     own turns as ``assistant`` and the other side's as ``user`` (``role_messages``). Before any turn
     (the human opens) the other side's :data:`~mimesis_gym.core.conventions.DEFAULT_OPENER` stands in,
