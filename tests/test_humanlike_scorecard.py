@@ -13,6 +13,7 @@ import pytest
 
 import mimesis_gym  # noqa: F401  (registers the envs)
 from mimesis_gym.agents.oracle import run_oracle_episode
+from mimesis_gym.core.errors import EndpointUnavailableError
 from mimesis_gym.corpora import load_corpus
 from mimesis_gym.envs.replay.env import ENDED_TEXT, OPENING_OTHER_FIRST
 from mimesis_gym.envs.replay.roles import read_end
@@ -240,3 +241,28 @@ def test_cli_scores_a_corpus_and_prints_the_table(tmp_path: Path) -> None:
                  "--out", str(tmp_path / "out"), "--no-progress")  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "| floor: scripted (template) |" in result.stdout and "**ceiling**" in result.stdout
+
+
+def test_the_turing_judge_adds_its_pick_rate_and_a_dead_one_stops_before_the_replay(
+    tmp_path: Path, fault_server
+) -> None:
+    conversations = _conversations(tmp_path)
+    source = f"jsonl:{tmp_path / 'trips.jsonl'}"
+    fault_server.default_mode = 'ok:{"human": "A"}'  # always names A: right where the seeded order put the human
+    judge = f"openai:fault-model@{fault_server.base_url}"
+    with ReplayUserServer(conversations, mode="constant", constant="ok") as server:
+        report = run(_config(server.url, tmp_path, [source], judge=judge), tmp_path / "judged")
+    user = f"openai:replay-user@{server.url}"
+    result = report["turing"][user]["trips"]
+    assert (
+        result["judged"] > 0
+        and result["judged"] + sum(result["failures"].values()) + result["identical"] == result["items"]
+    )
+    entry = report["sources"]["trips"][user]
+    assert entry["parts"]["turing_pick_rate"] == result["pick_rate"]
+    assert entry["terms"]["turing"] == pytest.approx(100.0 * min(1.0, 2.0 * (1.0 - result["pick_rate"])))
+    assert entry["families"]["turing"] == entry["terms"]["turing"]
+    dead = "openai:m@http://127.0.0.1:9/v1"  # nothing listens on the discard port
+    with ReplayUserServer(conversations) as server, pytest.raises(EndpointUnavailableError, match="judge"):
+        run(_config(server.url, tmp_path, [source], judge=dead), tmp_path / "dead")
+    assert server.calls == 0  # the judge was probed before the replay

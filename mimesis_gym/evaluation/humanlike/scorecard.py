@@ -417,6 +417,42 @@ async def run_scorecard(
     """Run (or resume) the replay under ``out/runs/replay``, then compute and write the scorecard
     (``users_report.json``, ``users_report.md``, plots and ``report.html`` in ``out``)."""
     lexical.tokenize("", config.tokenizer)  # an unusable tokenizer stops the scorecard before the replay
+    judge = await _judge_model(config) if config.judge else None
+    try:
+        report = await _replay_and_score(config, out, judge, resume=resume, progress=progress, log=log)
+    finally:
+        close = getattr(judge, "aclose", None)
+        if close is not None:
+            await close()
+    return report
+
+
+async def _judge_model(config: ScorecardConfig) -> Any:
+    """The Turing judge's chat model, probed before the replay (a dead judge stops the scorecard first)."""
+    from mimesis_gym.evaluation.humanlike.turing import make_turing_judge
+    from mimesis_gym.evaluation.preflight import run_preflight
+
+    assert config.judge is not None
+    model = make_turing_judge(config.judge)
+    try:
+        await run_preflight([("judge", config.judge, model)])
+    except BaseException:
+        close = getattr(model, "aclose", None)
+        if close is not None:
+            await close()
+        raise
+    return model
+
+
+async def _replay_and_score(
+    config: ScorecardConfig,
+    out: Path,
+    judge: Any,
+    *,
+    resume: bool,
+    progress: bool,
+    log: Callable[[str], None] | None,
+) -> dict[str, Any]:
     eval_config = config.eval_config()
     run_dir = out / "runs" / REPLAY_ENV
     again = resume and (run_dir / "run.json").exists()
@@ -436,7 +472,7 @@ async def run_scorecard(
     shown = {user: redact_url_credentials(user) for user in config.scored_users()}
     samples = samples_from_records(records, by_id)
     samples = {shown.get(user, user): items for user, items in samples.items()}
-    turing = await _turing(config, samples) if config.judge else None
+    turing = await _turing(config, samples, judge) if judge is not None else None
     report = compute_scorecard(
         samples,
         dev,
@@ -456,41 +492,34 @@ def _source_name(spec: str, loaded: Sequence[HumanConversation]) -> str:
     return loaded[0].source if loaded else spec
 
 
-async def _turing(config: ScorecardConfig, samples: Mapping[str, Sequence[UserSample]]) -> dict[str, Any]:
+async def _turing(config: ScorecardConfig, samples: Mapping[str, Sequence[UserSample]], model: Any) -> dict[str, Any]:
     """The judge's pick rate per (user, source) over every twin with a human turn beside it."""
-    from mimesis_gym.evaluation.humanlike.turing import TuringItem, make_turing_judge, turing_test
+    from mimesis_gym.evaluation.humanlike.turing import TuringItem, turing_test
 
-    assert config.judge is not None
-    model = make_turing_judge(config.judge)
     rates: dict[tuple[str, str], float | None] = {}
     results: dict[str, dict[str, Any]] = {}
-    try:
-        for user, items in samples.items():
-            by_source: dict[str, list[TuringItem]] = defaultdict(list)
-            for sample in items:
-                conversation = sample.conversation
-                for index, (context, human, simulated) in enumerate(sample.twins):
-                    by_source[conversation.source].append(
-                        TuringItem(
-                            key=f"{user}|{conversation.id}|{index}",
-                            goal=conversation.goal,
-                            context=context,
-                            human=human,
-                            simulated=simulated,
-                        )
+    for user, items in samples.items():
+        by_source: dict[str, list[TuringItem]] = defaultdict(list)
+        for sample in items:
+            conversation = sample.conversation
+            for index, (context, human, simulated) in enumerate(sample.twins):
+                by_source[conversation.source].append(
+                    TuringItem(
+                        key=f"{user}|{conversation.id}|{index}",
+                        goal=conversation.goal,
+                        context=context,
+                        human=human,
+                        simulated=simulated,
                     )
-            for source, turing_items in by_source.items():
-                result = await turing_test(
-                    model,
-                    turing_items,
-                    concurrency=config.concurrency,
-                    role_max_tokens=config.role_max_tokens,
-                    seed=config.seed,
                 )
-                rates[(user, source)] = result.pick_rate
-                results.setdefault(user, {})[source] = result.model_dump()
-    finally:
-        close = getattr(model, "aclose", None)
-        if close is not None:
-            await close()
+        for source, turing_items in by_source.items():
+            result = await turing_test(
+                model,
+                turing_items,
+                concurrency=config.concurrency,
+                role_max_tokens=config.role_max_tokens,
+                seed=config.seed,
+            )
+            rates[(user, source)] = result.pick_rate
+            results.setdefault(user, {})[source] = result.model_dump()
     return {"rates": rates, "results": results}
