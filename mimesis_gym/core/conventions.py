@@ -335,7 +335,8 @@ class BaseChatModel:
     Subclasses implement ``_attempt(messages, max_tokens, temperature, seed, json_schema)`` returning
     a :class:`RawCompletion` or raising :class:`AttemptError`. ``chat()`` then applies
     re-inlining, think stripping with the doubled-budget retry, refusal detection, JSON coercion
-    and the retry loop, and never raises for model or transport problems (a misconfigured endpoint
+    and the retry loop (content retries stop per role and kind while they rescue nothing:
+    :attr:`retry_ledger`), and never raises for model or transport problems (a misconfigured endpoint
     raises :class:`~mimesis_gym.core.errors.EndpointUnavailableError` from ``_attempt``, one that never
     answered from :meth:`gave_up`).
     """
