@@ -80,7 +80,7 @@ class EndpointConfig(ConfigModel):
         8,
         ge=0,
         description="stop retrying a content fault for a role once this many retried calls in a row rescued none "
-        "(every 32nd such call still retries once to check); 0: always retry",
+        "(one such call in 32 still retries once to check); 0: always retry",
     )
     backoff_base_s: float = Field(1.0, ge=0)
     backoff_cap_s: float = Field(30.0, ge=0)

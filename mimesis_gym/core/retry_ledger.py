@@ -99,7 +99,7 @@ class RetryLedger:
             if changed and track.stopped:
                 logger.warning(
                     "%s: retries after %s rescued none of the last %d retried calls of role %s; %s is no "
-                    "longer retried for this role (every %dth such call still retries once to check; "
+                    "longer retried for this role (one such call in %d still retries once to check; "
                     "content_retry_window=0 keeps retrying)",
                     name,
                     kind,
