@@ -4,13 +4,19 @@ A vLLM server serves the tiny model as TurtleGym's user and judges (temperature 
 ``json_mode`` ``auto`` (the server's structured output: a JSON schema that requires the role's keys),
 ``off`` (JSON asked for by the prompt only, as for thinking models such as MIMESIS) and, with
 ``--json-modes object``, the tier of a server that refuses schemas (any JSON object).
-The same episodes — same tasks, seeds and agent questions — run twice in one process: once with
-retries off (``content_retries=0``, no refusal retry: a bad reply falls back at once) and once
-with retries on (the repair turn: the rejected reply quoted back with one instruction and another
-seed, no backoff sleep). Both one by one and 16 episodes at a time. Prints steps/s, requests per
-step and failed steps (steps whose ``info["user_failure"]`` is set) for each, and the on/off ratios.
+The same episodes — same tasks, seeds and agent questions — run in one process with retries
+``off`` (``content_retries=0``, no refusal retry: a bad reply falls back at once), ``on`` as before
+issue 31 (every content fault retried: the repair turn, the rejected reply quoted back with one
+instruction and another seed, no backoff sleep; ``content_retry_window=0``), ``adaptive`` (the
+default: a fault kind stops being retried for a role once the last 8 retried calls rescued none)
+and ``adaptive warm`` (the same adaptive client again over the same episodes, as later in a longer
+run, its window already spent). Both one by one and 16 episodes at a time. Prints steps/s, requests
+per step, the requests relative to retries off and failed steps (steps whose ``info["user_failure"]``
+is set) for each.
 
-Goal (issue 13): retries on reach >= 1.0x the steps/s of retries off and fail fewer steps.
+Goals: retries on reach >= 1.0x the steps/s of retries off and fail fewer steps (issue 13); where
+retries never help, adaptive sends <= 1.1x the requests of retries off once its window is spent,
+and fails no more steps than ``on`` where they do (issue 31).
 
     python benchmarks/content_retries.py [--base-url URL] [--episodes 16] [--turns 3]
 
@@ -65,20 +71,27 @@ class Result:
         return self.steps / self.seconds
 
 
-def make_user(base_url: str, retries: bool, json_mode: str) -> CountingModel:
-    """The user client; ``json_mode`` ``object`` is ``on`` with the JSON schema dropped, as for a server
-    that refuses schemas: ``response_format`` asks for any JSON object (the keys by the prompt only)."""
+VARIANTS = ("off", "on", "adaptive")
+
+
+def make_user(base_url: str, variant: str, json_mode: str) -> CountingModel:
+    """The user client with retries ``variant`` (one of :data:`VARIANTS`); ``json_mode`` ``object`` is
+    ``on`` with the JSON schema dropped, as for a server that refuses schemas: ``response_format`` asks
+    for any JSON object (the keys by the prompt only)."""
+    retries = variant != "off"
     config = EndpointConfig(
         base_url=base_url,
         model="tiny",
         max_concurrency=64,
         content_retries=2 if retries else 0,
+        content_retry_window=0 if variant == "on" else EndpointConfig.model_fields["content_retry_window"].default,
         json_mode="on" if json_mode == "object" else json_mode,
     )
     policy = RetryPolicy(
         max_retries=config.max_retries,
         content_retries=config.content_retries,
         refusal_retries=1 if retries else 0,
+        content_retry_window=config.content_retry_window,
     )
     model = CountingModel(config, name="tiny", retry_policy=policy)
     if json_mode == "object":
@@ -102,10 +115,7 @@ async def episode(user: CountingModel, task_id: str, seed: int, turns: int) -> t
     return steps, failed
 
 
-async def run(
-    base_url: str, retries: bool, work: list[tuple[str, int]], turns: int, concurrency: int, json_mode: str
-) -> Result:
-    user = make_user(base_url, retries, json_mode)
+async def run(user: CountingModel, work: list[tuple[str, int]], turns: int, concurrency: int) -> Result:
     limit = asyncio.Semaphore(concurrency)
     CountingModel.requests = 0
 
@@ -114,9 +124,11 @@ async def run(
             return await episode(user, task_id, seed, turns)
 
     started = time.perf_counter()
-    outcomes = await asyncio.gather(*(limited(task_id, seed) for task_id, seed in work))
+    try:
+        outcomes = await asyncio.gather(*(limited(task_id, seed) for task_id, seed in work))
+    finally:
+        await user.aclose()  # this loop's client; the model (and its retry ledger) lives on
     seconds = time.perf_counter() - started
-    await user.aclose()
     return Result(sum(s for s, _ in outcomes), sum(f for _, f in outcomes), CountingModel.requests, seconds)
 
 
@@ -124,25 +136,25 @@ def measure(base_url: str, episodes: int, turns: int, json_modes: list[str]) -> 
     pack = gym.make("mimesis/TurtleGym-v0").unwrapped.task_pack
     tasks = [task.id for task in pack.pool("test")]
     work = [(tasks[i % len(tasks)], i) for i in range(episodes)]
-    asyncio.run(run(base_url, True, work[:2], 1, 2, "auto"))  # warm-up
-    print(f"{'mode':<46} {'steps/s':>8} {'req/step':>9} {'failed':>7} {'steps':>6}")
+    asyncio.run(run(make_user(base_url, "on", "auto"), work[:2], 1, 2))  # warm-up
+    print(f"{'mode':<52} {'steps/s':>8} {'req/step':>9} {'req/off':>8} {'failed':>7} {'steps':>6}")
     for json_mode, concurrency in [(mode, c) for mode in json_modes for c in (1, 16)]:
         subset = work[:4] if concurrency == 1 else work
-        results = {}
-        for retries in (False, True):  # the same episodes, back to back
-            result = asyncio.run(run(base_url, retries, subset, turns, concurrency, json_mode))
-            results[retries] = result
-            label = f"json_mode {json_mode}, retries {'on ' if retries else 'off'}, {concurrency} at a time"
+        results: dict[str, Result] = {}
+        for variant in VARIANTS:  # the same episodes, back to back
+            user = make_user(base_url, variant, json_mode)
+            results[variant] = asyncio.run(run(user, subset, turns, concurrency))
+            if variant == "adaptive":
+                results["adaptive warm"] = asyncio.run(run(user, subset, turns, concurrency))
+        off = results["off"]
+        for variant, result in results.items():
+            label = f"json_mode {json_mode}, retries {variant}, {concurrency} at a time"
             print(
-                f"{label:<46} {result.steps_per_s:>8.3f} {result.requests / result.steps:>9.2f} "
+                f"{label:<52} {result.steps_per_s:>8.3f} {result.requests / result.steps:>9.2f} "
+                f"{(result.requests / result.steps) / (off.requests / off.steps):>7.2f}x "
                 f"{result.failed:>7} {result.steps:>6}",
                 flush=True,
             )
-        on, off = results[True], results[False]
-        print(
-            f"  on/off at {concurrency}: steps/s {on.steps_per_s / off.steps_per_s:.2f}x, "
-            f"failed steps {on.failed} vs {off.failed}"
-        )
 
 
 def main() -> None:

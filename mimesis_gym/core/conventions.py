@@ -14,10 +14,11 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mimesis_gym.core.chat import DETAIL_MAX_CHARS, ChatFailure, ChatReply, FailureKind, Usage
+from mimesis_gym.core.chat import DETAIL_MAX_CHARS, ChatFailure, ChatReply, FailureKind, Usage, current_call_context
 from mimesis_gym.core.errors import MimesisGymError
 from mimesis_gym.core.jsonfix import JSONCoercionError, coerce_json
 from mimesis_gym.core.redact import redact
+from mimesis_gym.core.retry_ledger import TRACKED_KINDS, RetryLedger
 from mimesis_gym.core.text import clean_text
 
 __all__ = [
@@ -264,11 +265,19 @@ class RawCompletion:
 
 @dataclass
 class RetryPolicy:
-    """Retry bounds and backoff. ``rng`` and ``sleep`` are injectable for tests."""
+    """Retry bounds and backoff. ``rng`` and ``sleep`` are injectable for tests.
+
+    ``content_retry_window``: a content fault (bad body, empty, bad JSON, refusal, only a thought) stops
+    being retried for a role once that many retried calls in a row rescued nothing, and every
+    ``content_retry_probe_every``-th call that meets it then retries it once to check
+    (:class:`~mimesis_gym.core.retry_ledger.RetryLedger`); 0 always retries.
+    """
 
     max_retries: int = 5
     content_retries: int = 2
     refusal_retries: int = 1
+    content_retry_window: int = 8
+    content_retry_probe_every: int = 32
     backoff_base_s: float = 1.0
     backoff_cap_s: float = 30.0
     max_tokens_ceiling: int = 32768
@@ -293,13 +302,41 @@ class RetryPolicy:
             self.sleep = asyncio.sleep
 
 
+class _Rescues:
+    """One ``chat()`` call's dealings with its model's :class:`RetryLedger`: which tracked kinds it may
+    retry (asked once per kind) and, at its end, whether the ones it retried rescued the reply."""
+
+    def __init__(self, ledger: RetryLedger, role: str | None) -> None:
+        self.ledger = ledger
+        self.role = role
+        self.grants: dict[str, int | None] = {}
+        self.counts: dict[str, int] = {}
+
+    def allows(self, kind: str) -> bool:
+        """Whether the ledger lets this call retry ``kind`` once more (the policy's bounds apply besides)."""
+        if kind not in self.grants:
+            self.grants[kind] = self.ledger.grant(self.role, kind)
+        cap = self.grants[kind]
+        return cap is None or self.counts.get(kind, 0) < cap
+
+    def retried(self, kind: str) -> None:
+        if kind in TRACKED_KINDS:
+            self.counts[kind] = self.counts.get(kind, 0) + 1
+
+    def settle(self, name: str, reply: ChatReply) -> None:
+        """Tell the ledger how the call ended, unless it ended on a fault its retries could not have met."""
+        if self.counts and (reply.failure is None or reply.failure.kind in TRACKED_KINDS):
+            self.ledger.settle(name, self.role, self.counts, rescued=reply.failure is None)
+
+
 class BaseChatModel:
     """``chat()`` for every backend: one primitive ``_attempt`` plus the shared conventions.
 
     Subclasses implement ``_attempt(messages, max_tokens, temperature, seed, json_schema)`` returning
     a :class:`RawCompletion` or raising :class:`AttemptError`. ``chat()`` then applies
     re-inlining, think stripping with the doubled-budget retry, refusal detection, JSON coercion
-    and the retry loop, and never raises for model or transport problems (a misconfigured endpoint
+    and the retry loop (content retries stop per role and kind while they rescue nothing:
+    :attr:`retry_ledger`), and never raises for model or transport problems (a misconfigured endpoint
     raises :class:`~mimesis_gym.core.errors.EndpointUnavailableError` from ``_attempt``, one that never
     answered from :meth:`gave_up`).
     """
@@ -318,6 +355,10 @@ class BaseChatModel:
     ) -> None:
         self.name = name or self.name or type(self).__name__
         self.retry_policy = retry_policy or RetryPolicy()
+        self.retry_ledger = RetryLedger(
+            self.retry_policy.content_retry_window, self.retry_policy.content_retry_probe_every
+        )
+        """Whether content retries still rescue replies, per role and kind (shared by every call of this model)."""
         self.refusal_check = refusal_check
         self.refusal_patterns = tuple(refusal_patterns) if refusal_patterns else None
 
@@ -373,6 +414,7 @@ class BaseChatModel:
         budget_doubled = False
         json_schema = reply_schema(json_keys) if json_keys is not None and self._wants_json_mode(json_keys) else None
         original_messages = messages
+        rescues = _Rescues(self.retry_ledger, current_call_context().role)
         while True:
             attempts += 1
             failure: AttemptError | None = None
@@ -391,9 +433,11 @@ class BaseChatModel:
                 tokens[2] += raw.reasoning_tokens
                 outcome = self._judge(raw, json_keys)
                 if isinstance(outcome, ChatReply):
+                    rescues.settle(self.name, outcome)
                     return self._finish(outcome, tokens, attempts, started)
-                if outcome.kind == "empty_after_think" and not budget_doubled:
+                if outcome.kind == "empty_after_think" and not budget_doubled and rescues.allows(outcome.kind):
                     budget_doubled = True  # the think-budget retry: extra and immediate
+                    rescues.retried(outcome.kind)
                     max_tokens = min(max_tokens * 2, policy.max_tokens_ceiling)
                     logger.info("%s: only a thought came back; retrying with max_tokens=%d", self.name, max_tokens)
                     continue
@@ -403,9 +447,11 @@ class BaseChatModel:
                 allowed = retries < policy.max_retries
             elif kind in CONTENT_KINDS:
                 allowed = retries < policy.max_retries and content_retries < policy.content_retries
+                allowed = allowed and rescues.allows(kind)
                 content_retries += allowed
             elif kind == "refusal":
                 allowed = retries < policy.max_retries and refusal_retries < policy.refusal_retries
+                allowed = allowed and rescues.allows(kind)
                 refusal_retries += allowed
             else:
                 allowed = False
@@ -413,8 +459,10 @@ class BaseChatModel:
                 self.gave_up(failure)
                 logger.warning("%s: call failed (%s) after %d attempt(s)", self.name, kind, attempts)
                 reply = ChatReply(failure=ChatFailure(kind, failure.detail, attempts, failure.status))
+                rescues.settle(self.name, reply)
                 return self._finish(reply, tokens, attempts, started)
             retries += 1
+            rescues.retried(kind)
             if kind in REPAIRABLE_KINDS:
                 # the same request would get the same reply (often at temperature 0): the retry
                 # quotes the problem back in a repair turn, with another seed, at once

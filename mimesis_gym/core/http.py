@@ -76,6 +76,12 @@ class EndpointConfig(ConfigModel):
     connect_timeout_s: float = Field(10.0, gt=0)
     max_retries: int = Field(5, ge=0)
     content_retries: int = Field(2, ge=0)
+    content_retry_window: int = Field(
+        8,
+        ge=0,
+        description="stop retrying a content fault for a role once this many retried calls in a row rescued none "
+        "(one such call in 32 still retries once to check); 0: always retry",
+    )
     backoff_base_s: float = Field(1.0, ge=0)
     backoff_cap_s: float = Field(30.0, ge=0)
     max_concurrency: int = Field(64, ge=1, description="in-flight requests per event loop")
@@ -199,6 +205,7 @@ class OpenAIChatModel(BaseChatModel):
             or RetryPolicy(
                 max_retries=config.max_retries,
                 content_retries=config.content_retries,
+                content_retry_window=config.content_retry_window,
                 backoff_base_s=config.backoff_base_s,
                 backoff_cap_s=config.backoff_cap_s,
                 max_tokens_ceiling=config.max_tokens_ceiling,
