@@ -2,7 +2,7 @@
 
 See docs/evaluation.md, "Benchmarks".
 
-Runs exactly what ``make run`` runs (every registered env on its shipped test pack, scripted users,
+Runs exactly what ``make run`` runs (the paper's eight envs on their shipped test packs, scripted users,
 four agents: the embedded tiny agent, scripted:baseline, scripted:random and oracle; 2 tasks per
 env, 6 turns, 64 agent tokens) into a temporary directory and
 prints the wall time, the per-env episode count, mean turns and mean agent seconds per turn, and the

@@ -80,6 +80,26 @@ def test_validation_and_overrides():
     assert (config.loss.clip_high, config.csd.skip_envs, config.run.dtype) == (0.2, ["TauGym"], "bfloat16")
 
 
+@pytest.mark.parametrize(
+    ("setting", "problem"),
+    [
+        ("vllm.mode=server", "vllm.mode: 'server' (an external vLLM policy server) is not implemented; use 'colocate'"),
+        ("vllm.server_url=http://127.0.0.1:8000", "vllm.server_url: unknown key"),
+        ("vllm.weight_sync=auto", "vllm.weight_sync: unknown key"),
+    ],
+)
+def test_a_vllm_setting_the_trainer_would_not_read_is_refused(tmp_path, capsys, setting, problem):
+    """No server mode exists: ``vllm.mode="server"`` and its settings fail at config time, never train colocated."""
+    with pytest.raises(ValueError, match=setting.split("=")[0].split(".")[1]):
+        TrainerConfig().with_overrides([setting])
+    path = tmp_path / "job.yaml"
+    path.write_text("envs: [mimesis_testing/KeywordEcho-v0]\npolicy: tiny\nalgorithm: grpo\npreset: cpu-tiny\n")
+    assert train_main(["--config", str(path), "--set", setting, "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"mimesis-gym train: {problem}") and err.count("\n") == 1
+    assert TrainerConfig().with_overrides(["vllm.mode=colocate"]).vllm.mode == "colocate"
+
+
 def test_files_in_three_formats(tmp_path):
     (tmp_path / "a.json").write_text(json.dumps({"preset": "cpu-tiny", "run": {"total_steps": 3}}))
     (tmp_path / "a.yaml").write_text("preset: cpu-tiny\nrun:\n  total_steps: 3\n")

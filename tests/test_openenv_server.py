@@ -45,6 +45,8 @@ FUNCTION = "mimesis/FunctionGym-v0"
 TELEPATHY = "mimesis/TelepathyGym-v0"
 INFO_KEYS = {*PUBLIC_INFO_KEYS, "terminated", "truncated"}
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "openenv_client.py"
+HANG_BREAKER_S = 60
+"""The bound of every wait below: it only breaks a hang, since each wait ends as soon as its condition holds."""
 
 
 @contextlib.contextmanager
@@ -54,7 +56,7 @@ def running(app) -> Iterator[str]:
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + HANG_BREAKER_S
     while not server.started:
         assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
         time.sleep(0.02)
@@ -69,8 +71,9 @@ def sessions(base_url: str, **kwargs) -> int:
     return requests.get(f"{base_url}/sessions", timeout=5, **kwargs).json()["active_sessions"]
 
 
-def wait_for_sessions(base_url: str, count: int, within_s: float) -> None:
-    deadline = time.monotonic() + within_s
+def wait_for_sessions(base_url: str, count: int) -> None:
+    """Poll until the server holds ``count`` sessions."""
+    deadline = time.monotonic() + HANG_BREAKER_S
     while sessions(base_url) != count:
         assert time.monotonic() < deadline, f"the server still holds {sessions(base_url)} sessions, not {count}"
         time.sleep(0.05)
@@ -157,20 +160,27 @@ def test_raw_text_actions_and_truncation_match_in_process():
             client.step({"text": "[action] Is it big?"})
 
 
-class SlowChatModel(ScriptedChatModel):
-    """A chat model whose every reply takes ``delay_s`` (like a remote LLM user)."""
+class HeldChatModel(ScriptedChatModel):
+    """A chat model that answers only once the test releases it (a remote LLM user still thinking).
 
-    def __init__(self, replies, delay_s: float) -> None:
+    ``asked`` is set when a reply is requested; ``answered`` once the reply goes back. The wait for
+    ``release`` gives up after ``HANG_BREAKER_S``, so a server that blocks on the turn ends the test
+    with a failed assertion instead of a hang.
+    """
+
+    def __init__(self, replies) -> None:
         super().__init__(replies)
-        self.delay_s = delay_s
+        self.asked, self.release, self.answered = threading.Event(), threading.Event(), threading.Event()
 
     async def chat(self, messages, **kwargs):
-        await asyncio.sleep(self.delay_s)
+        self.asked.set()
+        await asyncio.to_thread(self.release.wait, HANG_BREAKER_S)
+        self.answered.set()
         return await super().chat(messages, **kwargs)
 
 
 def test_a_turn_waiting_on_an_llm_user_does_not_block_other_sessions():
-    user = SlowChatModel(['{"thought": "", "response": "Yes"}'], delay_s=2.5)
+    user = HeldChatModel(['{"thought": "", "response": "Yes"}'])
     recipe = EnvRecipe(env_id=TELEPATHY, user=user, env_kwargs={"judge": "scripted"})
     app, _ = build_app(recipe)
     with running(app) as base_url, MimesisEnvClient(base_url).sync() as slow:
@@ -180,15 +190,16 @@ def test_a_turn_waiting_on_an_llm_user_does_not_block_other_sessions():
             target=lambda: replies.append(slow.step({"text": "[action] Is it big?"}).observation.text)
         )
         turn.start()
-        time.sleep(0.3)  # the turn is now waiting on the user
-        started = time.monotonic()
+        assert user.asked.wait(HANG_BREAKER_S), "the turn never asked the user"
         with MimesisEnvClient(base_url).sync() as other:
             other.reset(task_id="telepathy-demo-01", seed=1)
-            assert sessions(base_url) == 2 and time.monotonic() - started < 1.5
-        turn.join(10)
+            assert sessions(base_url) == 2
+        assert not user.answered.is_set()  # the other session was served while the turn still waited
+        user.release.set()
+        turn.join(HANG_BREAKER_S)
         assert replies == ["Yes"] and len(user.calls) == 1
         metadata = requests.get(f"{base_url}/metadata", timeout=5).json()
-        assert metadata["description"] == f"{TELEPATHY} (mimesis_gym) with user SlowChatModel"  # not the object's repr
+        assert metadata["description"] == f"{TELEPATHY} (mimesis_gym) with user HeldChatModel"  # not the object's repr
 
 
 def test_openenvs_generic_client_plays_with_plain_dicts(function_server):
@@ -228,7 +239,7 @@ def test_sixteen_concurrent_sessions_each_get_their_own_episode(function_server)
 
     asyncio.run(play_all())
     assert seen_open == [16]
-    wait_for_sessions(base_url, 0, within_s=5)
+    wait_for_sessions(base_url, 0)
     assert server.active_sessions == 0
 
 
@@ -245,7 +256,7 @@ def test_a_client_that_vanishes_mid_episode_frees_its_env(function_server, caplo
         ws.transport.abort()  # no close frame: the TCP connection just drops
 
     asyncio.run(vanish())
-    wait_for_sessions(base_url, 0, within_s=5)
+    wait_for_sessions(base_url, 0)
     assert not [record for record in caplog.records if record.levelno >= logging.ERROR]  # a dropped client is no error
 
 
@@ -254,7 +265,7 @@ def test_an_idle_session_is_closed_after_the_timeout():
     with running(app) as base_url, MimesisEnvClient(base_url).sync() as client:
         client.reset(seed=0)
         assert sessions(base_url) == 1
-        wait_for_sessions(base_url, 0, within_s=8)  # OpenEnv's reaper looks every 5 s at most
+        wait_for_sessions(base_url, 0)  # OpenEnv's reaper looks every 5 s at most
         with pytest.raises(RuntimeError, match="this session's env was closed"):
             client.step({"choice": "action", "content": "1 2 3 4"})
     assert server.active_sessions == 0
@@ -301,7 +312,7 @@ def test_malformed_messages_get_error_replies_and_the_server_keeps_serving(funct
 
     asyncio.run(talk())
     assert requests.get(f"{base_url}/health", timeout=5).json() == {"status": "healthy"}
-    wait_for_sessions(base_url, 0, within_s=5)
+    wait_for_sessions(base_url, 0)
 
 
 def test_mcp_frames_that_are_not_json_objects_get_json_rpc_errors(function_server):

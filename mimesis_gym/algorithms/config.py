@@ -333,14 +333,25 @@ class RunConfig(_Group):
 
 
 class VLLMConfig(_Group):
-    """vLLM as generation engine (docs/algorithms.md, "vLLM")."""
+    """vLLM as generation engine (docs/algorithms.md, "vLLM"): colocated in each training process.
 
-    mode: Literal["colocate", "server"] = Field("colocate", description="engine in each training process")
+    ``mode="server"`` (an external policy server) is not implemented and is refused at config time.
+    """
+
+    mode: Literal["colocate"] = Field("colocate", description="engine in each training process (the only mode)")
     gpu_memory_utilization: float = Field(0.4, gt=0.0, lt=1.0, description="share of the GPU for the engine")
     tensor_parallel_size: int = Field(1, ge=1, description="vLLM tensor parallelism")
     sleep_level: int = Field(2, ge=0, le=2, description="0: no sleep; 2: free weights and KV cache")
-    server_url: str | None = Field(None, description="policy server (phase 2)")
-    weight_sync: Literal["auto"] = Field("auto", description="how weights reach the engine")
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _only_colocate(cls, value: Any) -> Any:
+        if value == "server":
+            raise ValueError(
+                "'server' (an external vLLM policy server) is not implemented; "
+                "use 'colocate' (a vLLM engine inside each training process)"
+            )
+        return value
 
 
 class AlgorithmConfig(_Group):

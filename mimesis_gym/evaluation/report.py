@@ -237,10 +237,6 @@ def _score_csv_rows(sections: Sequence[Section], columns: Sequence[str]) -> Iter
                 }
 
 
-def _maybe(value: float | None) -> str:
-    return "" if value is None else repr(value)
-
-
 def _cell_value(row: SummaryRow, column: str) -> float | None:
     if column == "avg":
         return row.avg

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mimesis_gym.envs.abcd.text import PhraseList, matches_any, mentions, norm, plain, words_of
+from mimesis_gym.envs.abcd.text import PhraseList, matches_any, mentions, plain, words_of
 
 __all__ = [
     "ASK_PATTERNS",
@@ -606,8 +606,3 @@ def score_control(facts: JudgeFacts, convo: Conversation) -> ControlScores:
         on_task=on_task(utterances, facts),
         friction=friction,
     )
-
-
-def describe_norm(value: object) -> str:
-    """``norm`` of a value (exposed for row validation: B8 false ≠ true, B11 a ≠ b)."""
-    return norm(str(value))

@@ -16,7 +16,7 @@ REFUSAL phrase unless it explains a missing field; only completion messages use 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -483,8 +483,3 @@ def _completion(context: SupportContext, state: AgentState) -> str:
         if text:
             return fill(text, variables)
     return fill(_COMPLETIONS.get(context.subflow, _GENERIC_COMPLETION), variables)
-
-
-def field_questions_for(fields: Sequence[str]) -> list[str]:
-    """The question templates of ``fields`` (used by template tests)."""
-    return [FIELD_QUESTIONS[name] for name in fields]

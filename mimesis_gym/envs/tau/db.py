@@ -85,7 +85,6 @@ class Database:
         self._sorted_keys: dict[str, list[str]] = {}
         self._positions: dict[str, dict[str, int]] = {}
         self._pieces: dict[str, list[str]] = {}
-        self._table_texts: dict[str, str] = {}
         self._table_bytes: dict[str, tuple[bytes, list[tuple[int, int]]]] = {}
         self._memo: dict[tuple[tuple[tuple[str, str], str], ...], str] = {}
         self._digest: str | None = None
@@ -118,12 +117,6 @@ class Database:
                 f"({key!r}, {self.record_text(table, key)})" for key in self.sorted_keys(table)
             ]
         return pieces
-
-    def table_text(self, table: str) -> str:
-        text = self._table_texts.get(table)
-        if text is None:
-            text = self._table_texts[table] = _tuple_text(self.pieces(table))
-        return text
 
     def table_bytes(self, table: str) -> tuple[bytes, list[tuple[int, int]]]:
         """The encoded digest entry ``(<table repr>, <table text>)`` and the byte span of each piece."""

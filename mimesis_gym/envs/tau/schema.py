@@ -88,23 +88,3 @@ class TauTask(BaseModel):
             )
         except (KeyError, TypeError) as error:
             raise ValueError(f"TauGym record without {error}: {str(record)[:120]}") from None
-
-    def to_record(self) -> dict[str, Any]:
-        """The task in UserRL's record format (the shipped pack adds ``kind`` and ``user_facts``)."""
-        record: dict[str, Any] = {
-            "id": self.id,
-            "obs": self.obs,
-            "info": {
-                "task": {
-                    "user_id": self.user_id,
-                    "actions": [{"name": a.name, "kwargs": a.kwargs} for a in self.actions],
-                    "instruction": self.instruction,
-                    "outputs": list(self.outputs),
-                }
-            },
-        }
-        if self.kind is not None:
-            record["kind"] = self.kind
-        if self.user_facts is not None:
-            record["user_facts"] = self.user_facts.model_dump(mode="json")
-        return record
