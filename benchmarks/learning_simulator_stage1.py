@@ -3,8 +3,10 @@ user's side of real conversations, judged against held-out humans by the scoreca
 
 1. Data (``mimesis-gym sft-data``, ``dev`` halves only): the human turns of OASST1, SimulatorArena
    (document and math) and chitchat in the mid-training style (thinking off; ``--per-source``
-   conversations of each), and ThoughtTrace's 11 ``dev`` conversations in the ThoughtTrace style
-   (each message after the user's own reason, ``<think>reason</think>message``).
+   conversations of each; those over ``--mid-max-tokens`` 1,536 tokens are dropped by the learner),
+   and ThoughtTrace's 11 ``dev`` conversations in the ThoughtTrace style (each message after the user's
+   own reason, ``<think>reason</think>message``; up to ``--tt-max-tokens`` 4,096 tokens: its assistant
+   replies are long).
 2. Per seed (0, 1, 2): mid-training (``algorithm="sft"``, the paper's optimizer shape — AdamW β (0.9,
    0.999), cosine, no warm-up, weight decay 0.01 — at lr ``--mid-lr``, 4 conversations a step for
    ``--mid-steps`` steps), then ThoughtTrace SFT from that checkpoint (cosine, weight decay 0, warm-up
@@ -25,6 +27,8 @@ when it holds, 1 otherwise. The numbers are written to ``--out``/stage1.json.
 
     python benchmarks/learning_simulator_stage1.py [--humans ../shared/data/humans] [--seeds 0 1 2]
         [--mid-steps 24] [--tt-steps 3] [--limit 3] [--max-turns 4] [--threads 0] [--out runs/bench_stage1]
+
+A seed's trained model is reused when a finished run of the same settings left it in ``--out``.
 """
 
 from __future__ import annotations
@@ -66,8 +70,18 @@ def build_data(args: argparse.Namespace) -> tuple[Path, Path]:
     return mid, thought
 
 
-def sft(policy: str, data: Path, out: Path, seed: int, *, steps: int, lr: float, warmup: int, decay: float) -> Path:
-    """``steps`` SFT steps of ``policy`` on ``data`` (cosine schedule); the trained model's folder."""
+def sft(
+    policy: str, data: Path, out: Path, seed: int, *, steps: int, lr: float, warmup: int, decay: float, max_tokens: int
+) -> Path:
+    """``steps`` SFT steps of ``policy`` on ``data`` (cosine schedule); the trained model's folder. A folder
+    that a finished run of the same settings left (``done.json``) is reused."""
+    model = out / "policy"
+    settings = {"policy": policy, "data": str(data), "seed": seed, "steps": steps, "lr": lr, "warmup": warmup,
+                "decay": decay, "max_tokens": max_tokens}  # fmt: skip
+    done = out / "done.json"
+    if done.is_file() and json.loads(done.read_text(encoding="utf-8")) == settings:
+        print(f"  {out.name}: reused (same settings)", flush=True)
+        return model
     overrides = [
         f"run.seed={seed}",
         f"run.total_steps={steps}",
@@ -75,7 +89,7 @@ def sft(policy: str, data: Path, out: Path, seed: int, *, steps: int, lr: float,
         "run.progress=false",
         "run.resume=never",
         f"sft.data={data}",
-        "sft.max_tokens=1536",
+        f"sft.max_tokens={max_tokens}",
         f"optim.lr={lr}",
         f"optim.warmup_steps={warmup}",
         f"optim.weight_decay={decay}",
@@ -84,9 +98,9 @@ def sft(policy: str, data: Path, out: Path, seed: int, *, steps: int, lr: float,
     config = TrainerConfig.preset("cpu-tiny").with_overrides(overrides)
     trainer = Trainer([REPLAY_ENV], policy, "scripted", "sft", config=config)
     losses = [trainer.step()["sft/loss"] for _ in range(steps)]
-    model = out / "policy"
     trainer.policy_model.save_pretrained(model)
     trainer.tokenizer.save_pretrained(model)
+    done.write_text(json.dumps(settings) + "\n", encoding="utf-8")
     print(f"  {out.name}: SFT loss {losses[0]:.3f} -> {losses[-1]:.3f} over {steps} steps", flush=True)
     return model
 
@@ -117,6 +131,8 @@ def main() -> int:
     parser.add_argument("--tt-steps", type=int, default=3)
     parser.add_argument("--tt-lr", type=float, default=1e-5)
     parser.add_argument("--tt-warmup", type=int, default=1)
+    parser.add_argument("--mid-max-tokens", type=int, default=1536, help="longer mid-training chats are dropped")
+    parser.add_argument("--tt-max-tokens", type=int, default=4096, help="longer ThoughtTrace conversations are dropped")
     parser.add_argument("--limit", type=int, default=3, help="held-out conversations of each corpus")
     parser.add_argument("--max-turns", type=int, default=4)
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
@@ -133,10 +149,10 @@ def main() -> int:
     models: dict[int, dict[str, Path]] = {}
     for seed in args.seeds:
         print(f"seed {seed}:", flush=True)
-        mid = sft("tiny", mid_data, args.out / f"seed{seed}-midtrain", seed,
-                  steps=args.mid_steps, lr=args.mid_lr, warmup=0, decay=0.01)  # fmt: skip
-        thought = sft(f"hf:{mid}", thought_data, args.out / f"seed{seed}-thoughttrace", seed,
-                      steps=args.tt_steps, lr=args.tt_lr, warmup=args.tt_warmup, decay=0.0)  # fmt: skip
+        mid = sft("tiny", mid_data, args.out / f"seed{seed}-midtrain", seed, steps=args.mid_steps, lr=args.mid_lr,
+                  warmup=0, decay=0.01, max_tokens=args.mid_max_tokens)  # fmt: skip
+        thought = sft(f"hf:{mid}", thought_data, args.out / f"seed{seed}-thoughttrace", seed, steps=args.tt_steps,
+                      lr=args.tt_lr, warmup=args.tt_warmup, decay=0.0, max_tokens=args.tt_max_tokens)  # fmt: skip
         models[seed] = {"midtrain": mid, "thoughttrace": thought}
     trained = {f"hf:{path}": (seed, stage) for seed, stages in models.items() for stage, path in stages.items()}
     config = ScorecardConfig(
