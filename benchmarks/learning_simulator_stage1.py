@@ -14,10 +14,11 @@ user's side of real conversations, judged against held-out humans by the scoreca
    model over millions of examples; on a 135M model and a few dozen CPU steps the mid-training rate is
    the CPU learners' 5e-5 and ThoughtTrace's is raised to 1e-5 so that it moves the weights at all (1e-7
    changes nothing measurable in 3 steps).
-3. The scorecard (``users-report --humans``'s engine) replays the **held-out** ``test`` halves of
+3. The scorecard (``mimesis-gym users-report --humans``) replays the **held-out** ``test`` halves of
    OASST1, SimulatorArena (both), ThoughtTrace and chitchat (``--limit`` conversations each,
    ``--max-turns`` real replies each, 64-token user turns) with the untrained model and each seed's
-   model after mid-training and after ThoughtTrace, all in one run, with the ceiling and the floor.
+   model after mid-training and after ThoughtTrace, one process per model (seven local models in one
+   process ran out of 24 GB), each with the ceiling and the floor.
 4. The hand-off to Stage II: one FoldGRPO step of ABCDBehavior's customer (the ``mimesis-simulator-cpu``
    preset, behaviors B7/B12/B13, one 48-token message per chat) from seed 0's Stage I checkpoint.
 
@@ -34,9 +35,10 @@ A seed's trained model is reused when a finished run of the same settings left i
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -47,7 +49,7 @@ import mimesis_gym  # noqa: F401  (registers the envs)
 from mimesis_gym import cli
 from mimesis_gym.algorithms.config import TrainerConfig
 from mimesis_gym.algorithms.trainer import Trainer
-from mimesis_gym.evaluation.humanlike.scorecard import CEILING, FLOOR, ScorecardConfig, run_scorecard
+from mimesis_gym.evaluation.humanlike.scorecard import CEILING, FLOOR
 
 ROOT = Path(__file__).resolve().parents[1]
 MIDTRAIN_SOURCES = ("oasst1", "simulatorarena-doc", "simulatorarena-math", "chitchat")
@@ -116,6 +118,22 @@ def stage_two_step(policy: Path, args: argparse.Namespace) -> float:
     return float(metrics["reward/mean"])
 
 
+def scorecard(user: str, out: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """The scorecard of one user on the held-out ``test`` halves, in a process of its own (one local model
+    in memory at a time: several in one process ran out of 24 GB), resumed when ``out`` holds a run."""
+    command = [sys.executable, "-m", "mimesis_gym.cli", "users-report", "--humans", str(args.humans),
+               "--sources", ",".join(JUDGED_SOURCES), "--users", user, "--limit", str(args.limit),
+               "--max-turns", str(args.max_turns), "--role-max-tokens", "64", "--concurrency", "4",
+               "--out", str(out), "--no-progress"]  # fmt: skip
+    if (out / "runs").exists():
+        command.append("--resume")
+    completed = subprocess.run(command, capture_output=True, text=True)
+    if completed.returncode not in (0, 4):  # 4: a user wrote no turn at all (its row says so)
+        raise SystemExit(f"users-report for {user} exited {completed.returncode}: {completed.stderr[-2000:]}")
+    print(f"  scored {user}", flush=True)
+    return json.loads((out / "users_report.json").read_text(encoding="utf-8"))
+
+
 def role_faults(entry: dict[str, Any]) -> float | None:
     rates = [table["parts"]["role_fault_rate"] for table in entry if table["parts"]["role_fault_rate"] is not None]
     return statistics.mean(rates) if rates else None
@@ -154,26 +172,24 @@ def main() -> int:
         thought = sft(f"hf:{mid}", thought_data, args.out / f"seed{seed}-thoughttrace", seed, steps=args.tt_steps,
                       lr=args.tt_lr, warmup=args.tt_warmup, decay=0.0, max_tokens=args.tt_max_tokens)  # fmt: skip
         models[seed] = {"midtrain": mid, "thoughttrace": thought}
-    trained = {f"hf:{path}": (seed, stage) for seed, stages in models.items() for stage, path in stages.items()}
-    config = ScorecardConfig(
-        users=["tiny", *trained], humans_dir=str(args.humans), sources=list(JUDGED_SOURCES), limit=args.limit,
-        max_turns=args.max_turns, user_max_tokens=64,
-    )  # fmt: skip
-    out = args.out / "scorecard"
-    report = asyncio.run(run_scorecard(config, out, resume=(out / "runs").exists(), progress=False))
-    overall = report["overall"]
+    reports = {"tiny": scorecard("tiny", args.out / "scorecard-untrained", args)}
+    for seed, stages in models.items():
+        for stage, path in stages.items():
+            reports[f"hf:{path}"] = scorecard(f"hf:{path}", args.out / f"scorecard-seed{seed}-{stage}", args)
 
-    def row(user: str) -> dict[str, Any]:
+    def row(user: str, report: dict[str, Any] | None = None) -> dict[str, Any]:
+        report = report or reports[user]
         return {
-            "index": overall[user]["index"],
-            "families": overall[user]["families"],
+            "index": report["overall"][user]["index"],
+            "families": report["overall"][user]["families"],
             "role_faults": role_faults([report["sources"][s][user] for s in JUDGED_SOURCES]),
         }
 
     before = row("tiny")
     results = []
     print(f"\n| seed | stage | index | behaviour | lexical | UserLM | role & length | role faults |\n|---{'|---' * 7}|")
-    for label, data in (("–", before), ("ceiling", row(CEILING)), ("floor", row(FLOOR))):
+    ceiling, floor = row(CEILING, reports["tiny"]), row(FLOOR, reports["tiny"])
+    for label, data in (("–", before), ("ceiling", ceiling), ("floor", floor)):
         print(_line(label, "untrained" if label == "–" else "", data))
     for seed, stages in models.items():
         after = {stage: row(f"hf:{path}") for stage, path in stages.items()}
@@ -194,7 +210,7 @@ def main() -> int:
         f"role faults {before['role_faults']:.3f} -> {faults_after:.3f} (must not rise) -> {'PASS' if ok else 'FAIL'}"
     )
     print(f"Stage II hand-off: one FoldGRPO step on ABCD from seed {args.seeds[0]}'s Stage I model, mean reward "
-          f"{reward:.3f}; {minutes:.0f} min in all; scorecard in {out / 'users_report.md'}")  # fmt: skip
+          f"{reward:.3f}; {minutes:.0f} min in all; scorecards in {args.out}/scorecard-*")  # fmt: skip
     return 0 if ok else 1
 
 
