@@ -297,6 +297,8 @@ class ABCDBehaviorEnv(ConversationEnv[AbcdRow]):
         if turn_budget is not None and not (isinstance(turn_budget, int) and 1 <= turn_budget <= 16):
             raise ValueError(f"turn_budget must be an int from 1 to 16 or None; got {turn_budget!r}")
         self.behaviors = None if behaviors is None else parse_behaviors(behaviors)
+        self.conditions = conditions
+        self.row_seed = int(row_seed)
         super().__init__(
             user=counterpart,
             judge=judge,
@@ -312,11 +314,7 @@ class ABCDBehaviorEnv(ConversationEnv[AbcdRow]):
         self.turn_budget = turn_budget
         self.prefix_mode = prefix_mode
         self.facts = facts or ("extended" if pack == "original" else "abcd")
-        self.conditions = conditions
-        self.row_seed = int(row_seed)
         self.agent_temperature = float(agent_temperature)
-        options = {"conditions": conditions, "row_seed": self.row_seed, "behaviors": self.behaviors}
-        self.task_pack = self.task_pack_for({"pack": pack, "data_dir": data_dir, **options})
         self.tools = []
         agent_model, judge_model = self.role_models.user, self.role_models.judge
         self.support_role: Role[Any] = (
@@ -342,6 +340,14 @@ class ABCDBehaviorEnv(ConversationEnv[AbcdRow]):
         self._final_reward = 0.0
 
     # ------------------------------------------------------------------ packs
+
+    def _pack_kwargs(self) -> dict[str, Any]:
+        return {
+            **super()._pack_kwargs(),
+            "conditions": self.conditions,
+            "row_seed": self.row_seed,
+            "behaviors": self.behaviors,
+        }
 
     @classmethod
     def load_task_pack(cls, pack: str, data_dir: str | None) -> AbcdTaskPack:

@@ -381,8 +381,9 @@ def compute_scorecard(
     pooled: dict[str, list[UserSample]] = {user: list(samples.get(user, [])) for user in users}
     pooled[CEILING] = [human_sample(c, replies) for items in test.values() for c in items]
     pooled[REFERENCE] = [human_sample(c) for items in dev.values() for c in items]
+    pooled_features = {name: _features(items) for name, items in pooled.items()}
     report["feature_rows"] = {
-        name: behaviour.feature_row(_features(items)) if _features(items) else None for name, items in pooled.items()
+        name: behaviour.feature_row(rows) if rows else None for name, rows in pooled_features.items()
     }
     for source, conversations in dev.items():
         reference = reference_of([human_sample(c) for c in conversations], tokenizer) if conversations else None
