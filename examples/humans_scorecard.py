@@ -19,7 +19,7 @@ from mimesis_gym.evaluation.humanlike.scorecard import CEILING, ScorecardConfig,
 
 
 def own_corpus(folder: Path) -> str:
-    """A tiny corpus in the generic JSONL shape; its spec (``jsonl:PATH``)."""
+    """A tiny corpus in the generic JSONL shape, written to ``folder``; the source name that reads it."""
     lines = []
     for index in range(8):
         messages = [
