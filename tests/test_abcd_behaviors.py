@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from mimesis_gym.envs.abcd import behaviors as registry
+from mimesis_gym.behaviors import registry
 from mimesis_gym.envs.abcd.behaviors import (
     BEHAVIOR_IDS,
     applicable,

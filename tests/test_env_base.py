@@ -32,6 +32,7 @@ def test_reset_info_has_the_fixed_keys_and_zero_parts():
         "episode_score": 0.0,
         "privileged": {},
         "agent_text_truncated": None,
+        "user_behavior": {"id": "control", "enacted": None, "turns": []},
     }
     assert tuple(info) == INFO_KEYS
 

@@ -25,6 +25,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mimesis_gym"
 LAYERS = {
     "core": 0,
     "corpora": 0,
+    "behaviors": 0,
     "users": 1,
     "agents": 1,
     "envs": 2,

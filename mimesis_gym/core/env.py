@@ -19,6 +19,9 @@ from typing import Any, ClassVar, Generic, TypeVar
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
+from mimesis_gym.behaviors.detect import Exchange
+from mimesis_gym.behaviors.play import NO_USER, EnvBehaviors, EpisodeBehavior
+from mimesis_gym.behaviors.spec import BehaviorMix
 from mimesis_gym.core.actions import (
     MalformedAction,
     ParsedAction,
@@ -50,6 +53,7 @@ INFO_KEYS: tuple[str, ...] = (
     "episode_score",
     "privileged",
     "agent_text_truncated",
+    "user_behavior",
 )
 """The fixed ``info`` key set of every ``reset`` and ``step``."""
 
@@ -125,6 +129,8 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
     tool_description: ClassVar[str] = "Interact with the environment."
     default_system_prompt: ClassVar[str] = ""
     """The policy's system prompt for tasks that carry none of their own (upstream tasks do)."""
+    user_behaviors: ClassVar[EnvBehaviors] = NO_USER
+    """How this env's user plays the behaviours of ``user_behavior=`` (docs/behaviors.md); none by default."""
 
     def __init__(
         self,
@@ -141,6 +147,7 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
         lenient_parsing: bool = False,
         prompt_set: str = "native",
         role_max_tokens: int | None = None,
+        user_behavior: Any = None,
     ) -> None:
         if reward_profile not in REWARD_PROFILES:
             raise ValueError(f"reward_profile must be one of {', '.join(REWARD_PROFILES)}; got {reward_profile!r}")
@@ -164,6 +171,10 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
         self.lenient_parsing = bool(lenient_parsing)
         self.prompt_set = prompt_set
         self.role_max_tokens = role_max_tokens
+        self.user_behavior = BehaviorMix.parse(user_behavior)
+        self.user_behavior.check_applicable(
+            self.user_behaviors.applicable, self.env_name or type(self).__name__, self.user_behaviors.not_applicable
+        )
 
         self.observation_space = UnicodeText()
         self.action_space = UnicodeText()
@@ -182,6 +193,7 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
         self._session = RoleSession(episode_id="", llm_seed_base=0, role_max_tokens=role_max_tokens)
         self._needs_reset = True
         self._agent_text_truncated: int | None = None
+        self._behavior = EpisodeBehavior("control", self.user_behaviors, {})
         self._loop_thread: LoopThread | None = None
         self._closed = False
 
@@ -290,6 +302,18 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
         return [dict(message) for message in self._transcript]
 
     @property
+    def user_exchanges(self) -> tuple[Exchange, ...]:
+        """The episode's turns as the behaviour checks read them: the agent's action and the user's own
+        reply (``None`` where the step did not reach the user); kept under every condition."""
+        return tuple(self._behavior.exchanges)
+
+    def user_behavior_facts(self) -> dict[str, Any]:
+        """The current task's facts for the behaviours (docs/behaviors.md), whatever the condition; the
+        control condition's episodes are checked against them too."""
+        self._require_task()
+        return self.user_behaviors.episode_facts(self)
+
+    @property
     def thought_records(self) -> list[ThoughtRecord]:
         return list(self._session.thought_records)
 
@@ -318,7 +342,9 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
             llm_seed_base=int(self.np_random.integers(0, 2**31 - 1)) if self.draws_llm_seed_base else 0,
             role_max_tokens=self.role_max_tokens,
         )
+        self._start_behavior()
         obs = clean_text(await self._begin(task))
+        self._behavior.end_step(obs if self.user_behaviors.opening_by_user else None)
         self._opening_messages = [{"role": "user", "content": obs}]
         self._transcript = self.opening_messages
         self._needs_reset = False
@@ -338,7 +364,9 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
         self._session.begin_step(self.turn)
         parsed = parse_action(self._agent_input(action), self.accepted_kinds, self.tolerated_kinds, self.action_reading)
         if isinstance(parsed, ParsedAction):
+            self._behavior.begin_step(self.turn, parsed.kind, parsed.content)
             outcome = await self._handle(parsed)
+            self._behavior.end_step(outcome.user_utterance)
             kind, content, written = parsed.kind, parsed.content, parsed.canonical
         else:
             outcome = self._malformed_outcome(parsed)
@@ -410,6 +438,16 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
         capped, self._agent_text_truncated = cap_action(action)
         return capped
 
+    def _start_behavior(self) -> None:
+        """Draw the episode's condition (nothing is drawn for a single one) and give a behaviour its
+        facts; only an active behaviour is put on the role session, so control runs as without the knob."""
+        condition = self.user_behavior.draw(self.np_random)
+        active = condition != "control"
+        facts = self.user_behaviors.episode_facts(self) if active else {}
+        self._behavior = EpisodeBehavior(condition, self.user_behaviors, facts)
+        self._behavior.begin_step(0, "", "")
+        self._session.behavior = self._behavior if active else None
+
     def _require_task(self) -> None:
         if self.task is None:
             raise ResetNeeded("call reset() first: the attribute depends on the task")
@@ -459,4 +497,5 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
             "episode_score": self.episode_score,
             "privileged": privileged,
             "agent_text_truncated": self._agent_text_truncated,
+            "user_behavior": self._behavior.info(),
         }

@@ -36,6 +36,7 @@ __all__ = [
     "RoleResult",
     "RoleSession",
     "ScriptedRole",
+    "UserBehavior",
     "install_role_resolver",
     "resolve_roles",
 ]
@@ -109,6 +110,16 @@ class RoleResult(Generic[T]):
     parsed: dict[str, Any] | None = None
 
 
+class UserBehavior(Protocol):
+    """The episode's user behaviour as roles see it (:class:`mimesis_gym.behaviors.play.EpisodeBehavior`):
+    LLM roles pass their messages through ``direct``, scripted roles their result through ``enact``;
+    both leave every role but the env's user, and the control condition, untouched."""
+
+    def direct(self, role: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]: ...
+
+    def enact(self, role: str, result: RoleResult[Any]) -> RoleResult[Any]: ...
+
+
 @dataclass
 class RoleSession:
     """Per-episode state of role calls, owned by the env and cleared at ``reset``.
@@ -126,6 +137,8 @@ class RoleSession:
     thought_records: list[ThoughtRecord] = field(default_factory=list)
     step_failures: list[tuple[str, ChatFailure]] = field(default_factory=list)
     step_thoughts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    behavior: UserBehavior | None = None
+    """The episode's user behaviour (``user_behavior=``); ``None``: the env has none to play."""
 
     def begin_step(self, turn: int) -> None:
         self.turn = turn
@@ -223,7 +236,8 @@ class ScriptedRole(Generic[T]):
 
     async def __call__(self, session: RoleSession, **materials: Any) -> RoleResult[T]:
         value = self.decide(**materials)
-        return value if isinstance(value, RoleResult) else RoleResult(value)
+        result = value if isinstance(value, RoleResult) else RoleResult(value)
+        return result if session.behavior is None else session.behavior.enact(self.name, result)
 
 
 class LLMRole(Generic[T]):
@@ -257,10 +271,13 @@ class LLMRole(Generic[T]):
         raise NotImplementedError
 
     async def __call__(self, session: RoleSession, **materials: Any) -> RoleResult[T]:
+        messages = self.build_messages(**materials)
+        if session.behavior is not None:
+            messages = session.behavior.direct(self.name, messages)
         reply = await session.call(
             self.name,
             self.model,
-            self.build_messages(**materials),
+            messages,
             max_tokens=self.max_tokens,
             temperature=self.temperature,
             json_keys=self.json_keys,

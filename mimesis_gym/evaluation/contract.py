@@ -20,6 +20,7 @@ import numpy as np
 from gymnasium.utils.env_checker import check_env
 
 from mimesis_gym.agents.oracle import OracleAgent, run_oracle_episode
+from mimesis_gym.behaviors.detect import detect
 from mimesis_gym.core.actions import ACTION_KINDS
 from mimesis_gym.core.env import INFO_KEYS
 from mimesis_gym.core.spaces import UnicodeText
@@ -34,6 +35,7 @@ __all__ = [
     "check_oracle",
     "check_step_result",
     "check_user_alias",
+    "check_user_behaviors",
     "fuzz_actions",
     "run_checks",
 ]
@@ -159,8 +161,8 @@ def check_gymnasium_api(env_id: str) -> None:
         env.close()
 
 
-def _trace(env_id: str, seed: int, n_fuzz: int) -> list[Any]:
-    env = _make(env_id)
+def _trace(env_id: str, seed: int, n_fuzz: int, **kwargs: Any) -> list[Any]:
+    env = _make(env_id, **kwargs)
     trace: list[Any] = []
     try:
         trace.append(env.reset(seed=seed))
@@ -185,9 +187,10 @@ def check_determinism(env_id: str, seed: int = 7) -> None:
         assert a == b, f"step {index} differs under the same seed:\n{a}\n{b}"
 
 
-def check_fuzz(env_id: str, n: int = FUZZ_ACTIONS, seed: int = 0) -> None:
-    """``n`` random and malformed actions never raise and always return contract types."""
-    env = _make(env_id)
+def check_fuzz(env_id: str, n: int = FUZZ_ACTIONS, seed: int = 0, **kwargs: Any) -> None:
+    """``n`` random and malformed actions never raise and always return contract types (``kwargs``: for
+    ``gym.make``)."""
+    env = _make(env_id, **kwargs)
     try:
         check_step_result(env, env.reset(seed=seed), after_reset=True)
         for action in fuzz_actions(seed, n):
@@ -215,9 +218,10 @@ def check_oracle(env_id: str) -> None:
         env.close()
 
 
-def check_no_hidden_data(env_id: str, seed: int = 3) -> None:
-    """Hidden task strings never appear in an observation; ``info["privileged"]`` stays empty."""
-    env = _make(env_id, split="demo")
+def check_no_hidden_data(env_id: str, seed: int = 3, **kwargs: Any) -> None:
+    """Hidden task strings never appear in an observation; ``info["privileged"]`` stays empty (``kwargs``:
+    for ``gym.make``)."""
+    env = _make(env_id, split="demo", **kwargs)
     agent = OracleAgent()
     try:
         for task in env.unwrapped.task_pack.pool("demo"):  # type: ignore[attr-defined]
@@ -256,6 +260,70 @@ def check_user_alias(env_id: str) -> None:
     raise AssertionError(f"user={UNKNOWN_ALIAS!r} was accepted: the env ignores its user= argument")
 
 
+BEHAVIOR_PROBE: tuple[str, ...] = (
+    "[action] Could you tell me a bit more about what you need?",
+    "[action] I have found an option for you. Unfortunately, I can't change that part. Is there anything else?",
+    "[action] I've updated the plan. What else should I know?",
+    "[action] Is there anything else I should know?",
+    "[action] Is there anything else I should know?",
+    "[action] Is there anything else I should know?",
+)
+"""The probing agent of :func:`check_user_behaviors`: questions, progress and a refusal, by turn 3, so
+every behaviour has its cue; it talks to the user with ``[action]`` in every env that has one."""
+
+PROBE_FUZZ = 120
+
+
+def _probe(env_id: str, behavior: str, task_id: str, seed: int) -> tuple[dict[str, Any], Any]:
+    env = _make(env_id, split="demo", user_behavior=behavior)
+    try:
+        _, info = env.reset(seed=seed, options={"task_id": task_id})
+        for action in BEHAVIOR_PROBE:
+            result = env.step(action)
+            check_step_result(env, result)
+            info = result[4]
+            if result[2] or result[3]:
+                break
+        return info, env.unwrapped
+    finally:
+        env.close()
+
+
+def check_user_behaviors(env_id: str, seed: int = 5) -> None:
+    """Every behaviour the env's user plays (docs/behaviors.md) passes determinism, fuzz and no-hidden-data
+    with the scripted user, and its enactment check fires on the probe's episode of every demo task,
+    while no check fires on the control episode; a behaviour the env does not play is refused at
+    construction with a ``ValueError`` listing the applicable ones."""
+    env = _make(env_id)
+    spec = env.unwrapped.user_behaviors  # type: ignore[attr-defined]
+    tasks = [task.id for task in env.unwrapped.task_pack.pool("demo")]  # type: ignore[attr-defined]
+    env.close()
+    for behavior in spec.not_applicable:
+        try:
+            _make(env_id, user_behavior=behavior).close()
+        except ValueError as error:
+            assert "applicable: control" in str(error), f"refusing {behavior} does not list the applicable: {error}"
+        else:
+            raise AssertionError(f"user_behavior={behavior!r} was accepted, but the env declares it not applicable")
+    for task_id in tasks:
+        control, unwrapped = _probe(env_id, "control", task_id, seed)
+        assert control["user_behavior"] == {"id": "control", "enacted": None, "turns": []}
+        facts = unwrapped.user_behavior_facts()
+        for behavior in spec.applicable:
+            found = detect(behavior, unwrapped.user_exchanges, facts)
+            assert not found.enacted, f"{behavior}'s check fires on the control episode of {task_id}: {found}"
+            info, played = _probe(env_id, behavior, task_id, seed)
+            assert info["user_behavior"]["id"] == behavior
+            assert info["user_behavior"]["enacted"], (
+                f"{behavior} not enacted on {task_id}: {[(e.agent_text, e.user_text) for e in played.user_exchanges]}"
+            )
+    for behavior in spec.applicable:
+        first, second = (_trace(env_id, seed, 6, user_behavior=behavior) for _ in range(2))
+        assert first == second, f"{behavior}: two episodes under the same seed differ"
+        check_fuzz(env_id, PROBE_FUZZ, seed, user_behavior=behavior)
+        check_no_hidden_data(env_id, seed, user_behavior=behavior)
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
     "gymnasium_api": check_gymnasium_api,
     "determinism": check_determinism,
@@ -263,6 +331,7 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "oracle": check_oracle,
     "no_hidden_data": check_no_hidden_data,
     "user_alias": check_user_alias,
+    "user_behaviors": check_user_behaviors,
 }
 
 

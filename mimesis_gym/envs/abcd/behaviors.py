@@ -2,28 +2,25 @@
 
 See docs/envs/abcd.md, "Behaviors".
 
-The registry lives in ``data/behaviors.json`` and is validated at import. ``derive_kwargs`` draws a
-row's parameters from its scenario with a row-specific ``random.Random`` (choices uniform over the
-candidates in the listed order); ``applicable`` says whether a behavior can be enacted on a scenario;
-``render_directive`` writes the directive the customer prompt carries: the base directive plus the
-parameter sentence.
+The registry is :mod:`mimesis_gym.behaviors.registry`, shared with every env's ``user_behavior=``.
+``derive_kwargs`` draws a row's parameters from its scenario with a row-specific ``random.Random``
+(choices uniform over the candidates in the listed order); ``applicable`` says whether a behavior can
+be enacted on a scenario; ``render_directive`` writes the directive the customer prompt carries: the
+base directive plus the parameter sentence.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import Any
 
+from mimesis_gym.behaviors.registry import BEHAVIOR_IDS, CONDITIONS, Behavior, behavior, behaviors, by_name
+from mimesis_gym.behaviors.text import norm
 from mimesis_gym.envs.abcd.judge_rules import ASK_PATTERNS, DETAIL_KEYWORDS, KIND_KEYWORDS
 from mimesis_gym.envs.abcd.policy import LEVELS, StoreCatalog
 from mimesis_gym.envs.abcd.scenarios import askable_fields, field_phrase, field_values, sidecar
-from mimesis_gym.envs.abcd.text import norm
 
 __all__ = [
     "B8_FALSE_PAYMENT",
@@ -47,10 +44,6 @@ __all__ = [
     "violates_rule",
 ]
 
-DATA = Path(__file__).parent / "data" / "behaviors.json"
-BEHAVIOR_IDS = tuple(f"B{i}" for i in range(1, 14))
-CONDITIONS = ("control", *BEHAVIOR_IDS)
-
 CONSTRAINT_KINDS = tuple(KIND_KEYWORDS)
 OMITTED_DETAILS = tuple(DETAIL_KEYWORDS)
 TARGET_TOPICS: tuple[tuple[str, str], ...] = (
@@ -69,69 +62,6 @@ B11_FIELDS = ("member_level", "payment_method", "city", "num_products", "packagi
 B11_PAYMENT = ("credit card", "debit card", "paypal")
 B11_CITIES = ("springfield", "riverton", "lakewood", "fairview")
 B8_MIN_DAYS_FOR_LAST_WEEK = 14
-
-
-@dataclass(frozen=True)
-class Behavior:
-    """A registry entry (``data/behaviors.json``)."""
-
-    id: str
-    name: str
-    definition: str
-    directive: str
-    params: tuple[str, ...]
-    confusable_with: tuple[str, ...]
-    min_turn: int
-    judge_sees_thoughts: bool
-
-
-def _validate(entries: Sequence[Mapping[str, Any]]) -> dict[str, Behavior]:
-    registry: dict[str, Behavior] = {}
-    for entry in entries:
-        item = Behavior(
-            id=str(entry["id"]),
-            name=str(entry["name"]),
-            definition=str(entry["definition"]),
-            directive=str(entry["directive"]),
-            params=tuple(entry.get("params", ())),
-            confusable_with=tuple(entry.get("confusable_with", ())),
-            min_turn=int(entry["min_turn"]),
-            judge_sees_thoughts=bool(entry.get("judge_sees_thoughts", False)),
-        )
-        if item.id in registry:
-            raise ValueError(f"{DATA}: duplicate behavior id {item.id}")
-        registry[item.id] = item
-    if tuple(registry) != BEHAVIOR_IDS:
-        raise ValueError(f"{DATA}: ids must be B1…B13 in order; got {list(registry)}")
-    names = [item.name for item in registry.values()]
-    if len(set(names)) != len(names):
-        raise ValueError(f"{DATA}: behavior names must be unique")
-    for item in registry.values():
-        bad = [other for other in item.confusable_with if other not in registry or other == item.id]
-        if bad:
-            raise ValueError(f"{DATA}: {item.id} lists invalid confusable ids {bad}")
-    return registry
-
-
-@cache
-def behaviors() -> dict[str, Behavior]:
-    """The validated registry, id → :class:`Behavior`."""
-    with DATA.open(encoding="utf-8") as handle:
-        return _validate(json.load(handle))
-
-
-def behavior(behavior_id: str) -> Behavior:
-    try:
-        return behaviors()[behavior_id]
-    except KeyError:
-        raise ValueError(f"unknown behavior {behavior_id!r}; known: {', '.join(BEHAVIOR_IDS)}") from None
-
-
-def by_name(name: str) -> Behavior:
-    for item in behaviors().values():
-        if item.name == name:
-            return item
-    raise ValueError(f"unknown behavior name {name!r}; known: {', '.join(b.name for b in behaviors().values())}")
 
 
 behaviors()  # validate at import

@@ -18,13 +18,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mimesis_gym.behaviors.text import matches_any, plain, words_of
 from mimesis_gym.envs.abcd.behaviors import true_customer_facts
 from mimesis_gym.envs.abcd.judge_rules import COMPLETION, PROGRESS, REFUSAL, Conversation, asked_fields
 from mimesis_gym.envs.abcd.policy import StoreCatalog
 from mimesis_gym.envs.abcd.scenarios import field_values, items_on_order
 from mimesis_gym.envs.abcd.support import CHOICES
 from mimesis_gym.envs.abcd.tasks import AbcdRow
-from mimesis_gym.envs.abcd.text import matches_any, plain, words_of
 
 __all__ = ["ANNOUNCEMENT", "OPENERS", "ScriptedCustomer", "play_scripted"]
 

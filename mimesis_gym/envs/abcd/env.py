@@ -11,6 +11,8 @@ from typing import Any, ClassVar
 
 from gymnasium.error import ResetNeeded
 
+from mimesis_gym.behaviors.play import EnvBehaviors
+from mimesis_gym.behaviors.registry import BEHAVIOR_IDS
 from mimesis_gym.core.conventions import split_thought
 from mimesis_gym.core.disclosure import DisclosureItem
 from mimesis_gym.core.env import ConversationEnv, StepOutcome
@@ -262,6 +264,14 @@ class ABCDBehaviorEnv(ConversationEnv[AbcdRow]):
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"action", "finish"})
     reward_part_names: ClassVar[tuple[str, ...]] = ()
     role_names: ClassVar[tuple[str, ...]] = ("support_agent", "judge")
+    user_behaviors: ClassVar[EnvBehaviors] = EnvBehaviors(
+        user_role=None,
+        not_applicable=dict.fromkeys(
+            BEHAVIOR_IDS,
+            "the customer is the policy under training here, "
+            "and its behaviour is the task row's own condition (docs/envs/abcd.md)",
+        ),
+    )
     tool_description: ClassVar[str] = "Send a chat message to store support."
 
     def __init__(

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mimesis_gym.behaviors.text import PhraseList, matches_any, mentions, words_of
 from mimesis_gym.envs.abcd.behaviors import record_facts
 from mimesis_gym.envs.abcd.judge_rules import DISENGAGE, INSULT, PERSIST, PRESSURE, REFUSE_INFO, REQUEST, gives_field
 from mimesis_gym.envs.abcd.policy import LEVELS, Decision, Rule, StoreCatalog, fill
@@ -33,7 +34,6 @@ from mimesis_gym.envs.abcd.scenarios import (
     products,
     required_fields,
 )
-from mimesis_gym.envs.abcd.text import PhraseList, matches_any, mentions, words_of
 
 __all__ = [
     "CHOICES",

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from mimesis_gym.behaviors.play import EnvBehaviors
+from mimesis_gym.behaviors.registry import BEHAVIOR_IDS
 from mimesis_gym.core.actions import ParsedAction
 from mimesis_gym.core.env import ConversationEnv, StepOutcome
 from mimesis_gym.core.roles import Role
@@ -87,6 +89,14 @@ class HumanReplayEnv(ConversationEnv[HumanConversation]):
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"action", "finish"})
     reward_part_names: ClassVar[tuple[str, ...]] = ()
     role_names: ClassVar[tuple[str, ...]] = ("user",)
+    user_behaviors: ClassVar[EnvBehaviors] = EnvBehaviors(
+        user_role=None,
+        not_applicable=dict.fromkeys(
+            BEHAVIOR_IDS,
+            "the user re-writes real human turns here, "
+            "to be compared with the people as they were (docs/envs/replay.md)",
+        ),
+    )
     has_judge: ClassVar[bool] = False
     packs: ClassVar[tuple[str, ...]] = ("original", "humans")
     max_episode_score: ClassVar[float] = 0.0

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mimesis_gym.behaviors.text import norm
 from mimesis_gym.envs.abcd.behaviors import (
     BEHAVIOR_IDS,
     CONDITIONS,
@@ -54,7 +55,6 @@ from mimesis_gym.envs.abcd.data.store_policy import (
 from mimesis_gym.envs.abcd.judge_rules import ASK_PATTERNS
 from mimesis_gym.envs.abcd.policy import LEVELS, SHIPPING_STATUSES, StoreCatalog, build_catalog, parse_rules
 from mimesis_gym.envs.abcd.scenarios import ACTION_FIELDS, askable_fields, field_values
-from mimesis_gym.envs.abcd.text import norm
 
 __all__ = ["DEFAULT_SEED", "ROW_SPLITS", "TEST_V1_SHA256", "RowSplit", "build_pack", "check_pack", "main", "write_pack"]
 
