@@ -3,6 +3,7 @@
 The file (JSON, YAML or TOML) holds the job and the trainer configuration side by side::
 
     envs: ["mimesis_testing/KeywordEcho-v0"]     # ids, or {"id": ..., "kwargs": {...}}
+                                                 # (kwargs.user_behavior: the env's hard users)
     policy: tiny                                 # tiny | hf:<path> | <path> | factory:<module>:<function>
     user: scripted                               # a users-registry alias
     algorithm: grpo                              # grpo | grpo-outcome | foldgrpo | infopo | csd (optional)
@@ -15,7 +16,8 @@ The file (JSON, YAML or TOML) holds the job and the trainer configuration side b
 exits without loading weights or training.
 
 User errors — a missing or unreadable file, bad JSON/YAML/TOML, an invalid config value, an unknown
-algorithm, an env id gymnasium does not know, a policy factory that cannot be imported, a policy path
+algorithm, an env id gymnasium does not know, a ``user_behavior`` an env does not play (or a bad
+condition or weight), a policy factory that cannot be imported, a policy path
 that does not exist or a hub id not in the Hugging Face cache (a dry run plans such a hub id and says
 it must be downloaded), an unknown user, judge or coach alias — print one line on stderr and exit with
 status 2 before any model is loaded (:func:`check_job`), in a dry run too.
@@ -93,12 +95,15 @@ def check_job(job: dict[str, Any], config: TrainerConfig, *, planning: bool = Fa
     path or cached hub id, the user, judge and coach aliases). Returns the notes a dry run (``planning``) prints."""
     from mimesis_gym.algorithms.learners import select_learners
     from mimesis_gym.algorithms.model_specs import check_job_models
+    from mimesis_gym.algorithms.tasks import check_env_behaviors
 
     algorithm = job.get("algorithm")
     if algorithm is not None and not isinstance(algorithm, str):
         raise ValueError(f"algorithm must be a name such as 'grpo' or 'csd'; got {algorithm!r}")
     resolved, _ = select_learners(config, algorithm)
-    check_env_ids([*(_envs(job["envs"]) or []), *(_envs(job.get("eval_envs")) or [])])
+    envs = [*(_envs(job["envs"]) or []), *(_envs(job.get("eval_envs")) or [])]
+    check_env_ids(envs)
+    check_env_behaviors(envs)
     _policy_factory(job.get("policy"))
     policy, user, judge = job.get("policy", "tiny"), job.get("user", "scripted"), job.get("judge")
     return check_job_models(policy, user, judge, resolved, planning=planning)
@@ -135,14 +140,15 @@ def env_turn_limit(env_id: str, kwargs: dict[str, Any]) -> tuple[int, str] | Non
     budget: ``ConversationEnv.episode_turn_limit``), the smaller if both; ``None`` when neither caps it or
     the env cannot tell without data that is missing here. The id is one ``check_env_ids`` accepted."""
     import gymnasium as gym
-    from gymnasium.envs.registration import load_env_creator
+
+    from mimesis_gym.algorithms.tasks import env_creator
 
     spec = gym.spec(str(env_id).rpartition(":")[2])
     limits: list[tuple[int, str]] = []
     steps = kwargs.get("max_episode_steps", spec.max_episode_steps)
     if steps:
         limits.append((int(steps), "its max_episode_steps"))
-    creator = load_env_creator(spec.entry_point) if isinstance(spec.entry_point, str) else spec.entry_point
+    creator = env_creator(env_id)
     hook = getattr(creator, "episode_turn_limit", None)
     try:
         own = hook(kwargs) if hook is not None else None
@@ -167,6 +173,24 @@ def turns_plan(envs: Sequence[Any], max_turns: int) -> str:
     most = max_turns if len(capped) < len(envs) else max(turns for _, turns, _ in capped)
     notes = "; ".join(f"{env_id} ends episodes after {turns} turns, {why}" for env_id, turns, why in capped)
     return f"{most} turns ({notes}; rollout.max_turns {max_turns})"
+
+
+def behaviors_plan(envs: Sequence[Any]) -> str:
+    """The plan's line of user behaviours: each env's mixture (``control 50%, B3 12.5%, …``), the envs that
+    set none playing control; empty when no env sets one (docs/algorithms.md, "Training against hard users")."""
+    from mimesis_gym.algorithms.tasks import check_env_behaviors
+
+    mixes = check_env_behaviors(envs)
+    if not mixes:
+        return ""
+    parts = []
+    for env_id, mix in mixes.items():
+        shares = zip(mix.conditions, mix.probabilities, strict=True)
+        parts.append(f"{env_id} {', '.join(f'{name} {100 * share:.3g}%' for name, share in shares)}")
+    rest = [env_id for env_id in (item if isinstance(item, str) else item[0] for item in envs) if env_id not in mixes]
+    if rest:
+        parts.append(f"{', '.join(rest)} control")
+    return f"user behaviours (one condition drawn per group): {'; '.join(parts)}"
 
 
 def dry_run_plan(job: dict[str, Any], config: TrainerConfig, layout: Any = None) -> list[str]:
@@ -197,6 +221,7 @@ def dry_run_plan(job: dict[str, Any], config: TrainerConfig, layout: Any = None)
     ]
     if csd.enabled:
         lines.append(f"csd: alpha {csd.alpha}, beta {csd.beta}, coach {csd.coach.style}, pairing {csd.pairing}")
+    lines.append(behaviors_plan(_envs(job["envs"]) or []))
     lines = [line for line in lines if line]
     policy = job.get("policy", "tiny")
     if isinstance(policy, str) and policy.startswith("factory:"):

@@ -94,6 +94,12 @@ class Episode(BaseModel):
     truncated: bool = False
     episode_score: float = 0.0
     user_failure: str | None = None
+    user_behavior: str | None = Field(
+        None, description="the user's condition, info['user_behavior']['id'] ('control', 'B3', …); None: not reported"
+    )
+    behavior_enacted: bool | None = Field(
+        None, description="info['user_behavior']['enacted'] at the episode's end (None under control)"
+    )
     # privileged material (memory only unless log_privileged)
     opening_thought: str | None = Field(None, description="z_0 from the reset info, when present")
     privileged: list[dict[str, Any]] = Field(

@@ -13,20 +13,22 @@ messages so far; only that turn's ids have mask 1.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from mimesis_gym.agents.grammar import grammar_instructions, parse_agent_text
 from mimesis_gym.algorithms.config import RolloutConfig
 from mimesis_gym.algorithms.engines.base import GenerationEngine, Sample, Sampling
 from mimesis_gym.algorithms.records import Episode, Segment, Turn
 from mimesis_gym.algorithms.render import ChatRenderer, probe_tool_call, strip_reward_line
+from mimesis_gym.behaviors.registry import CONDITIONS, CONTROL
 
-__all__ = ["Collector", "EpisodeRequest", "rollout_metrics"]
+__all__ = ["Collector", "EpisodeRequest", "behavior_metrics", "by_condition", "rollout_metrics"]
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class _Running:
     failures: list[str] = field(default_factory=list)
     privileged: list[dict[str, Any]] = field(default_factory=list)
     opening_thought: str | None = None
+    behavior: dict[str, Any] | None = None  # the latest info["user_behavior"]
     pending: tuple[Turn, Any] | None = None  # a turn waiting for its env step, and the action
 
     @property
@@ -135,6 +138,7 @@ class Collector:
             state.opening_thought = privileged.get("user_thought")
         if info.get("user_failure"):
             state.failures.append(info["user_failure"])
+        state.behavior = info.get("user_behavior")
         return state
 
     # -- the loop -------------------------------------------------------------------------------
@@ -257,6 +261,7 @@ class Collector:
             state.privileged.append(privileged)
         if info.get("user_failure"):
             state.failures.append(info["user_failure"])
+        state.behavior = info.get("user_behavior", state.behavior)
         state.episode_score = float(info.get("episode_score", state.episode_score))
         state.terminated = bool(terminated)
         ends = (
@@ -319,13 +324,16 @@ class Collector:
             truncated=state.truncated and not state.terminated,
             episode_score=state.episode_score,
             user_failure=";".join(state.failures) or None,
+            user_behavior=(state.behavior or {}).get("id"),
+            behavior_enacted=(state.behavior or {}).get("enacted"),
             opening_thought=state.opening_thought,
             privileged=state.privileged,
         )
 
 
 def rollout_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
-    """Means over a batch's episodes: reward, score (overall and ``score/<env_id>``), turns, endings, tokens."""
+    """Means over a batch's episodes: reward, score (overall and ``score/<env_id>``), turns, endings, tokens,
+    and per user condition (:func:`behavior_metrics`)."""
     if not episodes:
         return {"reward/mean": 0.0, "score/mean": 0.0}
     n = len(episodes)
@@ -345,4 +353,29 @@ def rollout_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
         by_env.setdefault(episode.env_id, []).append(episode.episode_score)
     for env_id, scores in by_env.items():
         metrics[f"score/{env_id}"] = sum(scores) / len(scores)
+    return {**metrics, **behavior_metrics(episodes)}
+
+
+def by_condition(items: Iterable[tuple[str | None, T]]) -> dict[str, list[T]]:
+    """The values of each user condition, from ``(condition, value)`` pairs, in registry order; nothing when
+    every pair is under control (or its env reports no condition, ``None``): a run without hard users
+    logs no per-condition metric."""
+    groups: dict[str, list[T]] = {}
+    for condition, value in items:
+        if condition is not None:
+            groups.setdefault(condition, []).append(value)
+    if set(groups) <= {CONTROL}:
+        return {}
+    return {condition: groups[condition] for condition in CONDITIONS if condition in groups}
+
+
+def behavior_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
+    """Per user condition of the batch (docs/algorithms.md, "Training against hard users"):
+    ``reward/behavior/<condition>``, the mean episode reward, and for a behaviour
+    ``enacted/behavior/<condition>``, the share of its episodes whose user enacted it (the env's rule)."""
+    metrics: dict[str, float] = {}
+    for condition, group in by_condition((e.user_behavior, e) for e in episodes).items():
+        metrics[f"reward/behavior/{condition}"] = sum(e.reward_sum for e in group) / len(group)
+        if condition != CONTROL:
+            metrics[f"enacted/behavior/{condition}"] = sum(e.behavior_enacted is True for e in group) / len(group)
     return metrics

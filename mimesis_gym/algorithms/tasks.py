@@ -3,13 +3,16 @@
 See docs/algorithms.md, "One training step".
 
 :func:`build_env_specs` turns env ids, ``(id, kwargs)`` pairs or factories into :class:`EnvSpec`
-(factories for training and evaluation, training and validation task ids). :class:`TaskSchedule`
-draws the groups of a rollout batch from a seeded order of all training tasks (an epoch is one
-pass) and turns a group into its ``G`` episode requests.
+(factories for training and evaluation, training and validation task ids, the env's ``user_behavior``
+mixture). :class:`TaskSchedule` draws the groups of a rollout batch from a seeded order of all
+training tasks (an epoch is one pass) and turns a group into its ``G`` episode requests, under one
+condition of the mixture drawn per group (docs/algorithms.md, "Training against hard users").
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,23 +23,86 @@ import numpy as np
 from mimesis_gym.algorithms.config import TrainerConfig
 from mimesis_gym.algorithms.rollout import EpisodeRequest
 from mimesis_gym.algorithms.services import derive_seed
+from mimesis_gym.behaviors.spec import BehaviorMix
 
-__all__ = ["EnvLike", "EnvSpec", "Group", "TaskSchedule", "build_env_specs"]
+__all__ = [
+    "EnvLike",
+    "EnvSpec",
+    "Group",
+    "TaskSchedule",
+    "behavior_mix",
+    "build_env_specs",
+    "check_env_behaviors",
+    "env_creator",
+]
 
 EnvLike = str | tuple[str, dict[str, Any]] | Callable[[], Any]
 Group = tuple[int, int, str, int]
 """``(group_index, env_index, task_id, reset_seed)``."""
+BEHAVIOR_STREAM = 29
+"""Seed part of the per-group condition draw, apart from every other stream of the run."""
 
 
 @dataclass
 class EnvSpec:
-    """One env of the run: ``factory`` makes training envs, ``eval_factory`` validation/evaluation envs."""
+    """One env of the run: ``factory`` makes training envs, ``eval_factory`` validation/evaluation envs
+    (both take ``user_behavior=`` to fix one condition); ``behaviors`` is the mixture its kwargs set."""
 
     name: str
-    factory: Callable[[], Any]
-    eval_factory: Callable[[], Any]
+    factory: Callable[..., Any]
+    eval_factory: Callable[..., Any]
     train_tasks: list[str]
     val_tasks: list[str]
+    behaviors: BehaviorMix | None = None
+
+    def drawn(self, factory: Callable[..., Any], rng: np.random.Generator) -> Callable[[], Any]:
+        """``factory`` with one condition of the mixture, drawn from ``rng``, fixed; ``factory`` itself when
+        the env's condition is fixed or unset. Every episode made by the result meets the same user."""
+        if self.behaviors is None or self.behaviors.fixed is not None:
+            return factory
+        return functools.partial(factory, user_behavior=self.behaviors.draw(rng))
+
+
+def env_creator(env_id: str) -> Any:
+    """What gymnasium makes ``env_id`` with (its class, for the package's envs); ``module:id`` imports the
+    module first. The id is one gymnasium knows (``check_env_ids``)."""
+    from gymnasium.envs.registration import load_env_creator
+
+    module, _, name = str(env_id).rpartition(":")
+    if module:
+        importlib.import_module(module)
+    spec = gym.spec(name)
+    return load_env_creator(spec.entry_point) if isinstance(spec.entry_point, str) else spec.entry_point
+
+
+def behavior_mix(env_id: str, kwargs: Mapping[str, Any]) -> BehaviorMix | None:
+    """The ``user_behavior`` an env's kwargs set (``None``: none), read as ``BehaviorMix.parse`` reads it
+    and checked against the conditions the env's user plays. ``ValueError`` naming the env, the value and
+    the applicable conditions for a bad condition or weight, or one the env does not play."""
+    if "user_behavior" not in kwargs:
+        return None
+    value = kwargs["user_behavior"]
+    try:
+        mix = BehaviorMix.parse(value)
+    except ValueError as error:
+        raise ValueError(f"env {env_id!r}: user_behavior {value!r}: {error}") from None
+    played = getattr(env_creator(env_id), "user_behaviors", None)
+    if played is None:
+        raise ValueError(f"env {env_id!r} takes no user_behavior: it is not a conversation env with a user")
+    mix.check_applicable(played.applicable, env_id, played.not_applicable)
+    return mix
+
+
+def check_env_behaviors(envs: Sequence[EnvLike]) -> dict[str, BehaviorMix]:
+    """The mixture of every ``(id, kwargs)`` env that sets ``user_behavior``, by id, checked before anything
+    is built (:func:`behavior_mix`); ids and factories set none here."""
+    mixes = {}
+    for item in envs:
+        if not isinstance(item, str) and not callable(item):
+            mix = behavior_mix(item[0], item[1])
+            if mix is not None:
+                mixes[item[0]] = mix
+    return mixes
 
 
 def _env_name(env: Any, fallback: str) -> str:
@@ -58,16 +124,19 @@ def build_env_specs(
     (the learners' extras, e.g. ``privileged=True``) apply to training envs only, under the id's own kwargs.
 
     Without ``eval_split``, ``run.val_fraction`` of each env's train tasks (at least one) is held out for
-    validation; with it, that split's tasks are all validation tasks.
+    validation; with it, that split's tasks are all validation tasks. A ``user_behavior`` in an id's kwargs
+    is checked against what the env plays (:func:`behavior_mix`) and kept as the spec's mixture.
     """
     specs = []
     for index, item in enumerate(env_ids):
+        mix = None
         if callable(item) and not isinstance(item, str):
             factory = eval_factory = item
             probe = item()
             name = _env_name(probe, f"env{index}")
         else:
             env_id, extra = (item, {}) if isinstance(item, str) else (item[0], dict(item[1]))
+            mix = behavior_mix(env_id, extra)
             kwargs: dict[str, Any] = {"user": user_model, "split": "train"}
             if judge_model is not None:
                 kwargs["judge"] = judge_model
@@ -75,11 +144,11 @@ def build_env_specs(
             kwargs.update(extra)
             train = {**(train_kwargs or {}), **kwargs}
 
-            def factory(env_id: str = env_id, kw: dict[str, Any] = train) -> Any:
-                return gym.make(env_id, **kw)
+            def factory(env_id: str = env_id, kw: dict[str, Any] = train, **fixed: Any) -> Any:
+                return gym.make(env_id, **{**kw, **fixed})
 
-            def eval_factory(env_id: str = env_id, kw: dict[str, Any] = kwargs) -> Any:
-                return gym.make(env_id, **kw)
+            def eval_factory(env_id: str = env_id, kw: dict[str, Any] = kwargs, **fixed: Any) -> Any:
+                return gym.make(env_id, **{**kw, **fixed})
 
             name = env_id
             probe = factory()
@@ -98,7 +167,7 @@ def build_env_specs(
             tasks = [task for i, task in enumerate(tasks) if i not in chosen]
         elif eval_split is not None:
             val, tasks = tasks, []
-        specs.append(EnvSpec(name, factory, eval_factory, tasks, val))
+        specs.append(EnvSpec(name, factory, eval_factory, tasks, val, mix))
     return specs
 
 
@@ -141,11 +210,13 @@ class TaskSchedule:
         return groups, (epoch, cursor)
 
     def requests(self, step: int, group: Group) -> list[EpisodeRequest]:
-        """The ``G`` episode requests of a group (same task and reset seed)."""
+        """The ``G`` episode requests of a group (same task, reset seed and user behaviour: under a mixture
+        one condition is drawn per group from the run seed, the step and the group index)."""
         g, env_index, task, seed = group
         spec = self.envs[env_index]
         group_id = f"{step}:{g}:{spec.name}:{task}:{seed}"
+        make_env = spec.drawn(spec.factory, np.random.default_rng([self.config.run.seed, BEHAVIOR_STREAM, step, g]))
         return [
-            EpisodeRequest(spec.factory, spec.name, task, seed, group_id, f"{step}:{g}:{m}")
+            EpisodeRequest(make_env, spec.name, task, seed, group_id, f"{step}:{g}:{m}")
             for m in range(self.config.rollout.group_size)
         ]

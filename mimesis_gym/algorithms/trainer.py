@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from mimesis_gym.algorithms.advantage_step import advantage_metrics, assign, estimate, estimator_metrics
@@ -59,9 +60,9 @@ from mimesis_gym.algorithms.policy import (
 )
 from mimesis_gym.algorithms.records import Episode
 from mimesis_gym.algorithms.render import ChatRenderer
-from mimesis_gym.algorithms.rollout import Collector, EpisodeRequest, rollout_metrics
+from mimesis_gym.algorithms.rollout import Collector, EpisodeRequest, by_condition, rollout_metrics
 from mimesis_gym.algorithms.services import LoopServices, fill_old_logprobs
-from mimesis_gym.algorithms.tasks import EnvLike, TaskSchedule, build_env_specs
+from mimesis_gym.algorithms.tasks import EnvLike, TaskSchedule, build_env_specs, check_env_behaviors
 from mimesis_gym.algorithms.update import PolicyUpdate, lr_schedule
 
 __all__ = [
@@ -75,6 +76,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+VAL_BEHAVIOR_STREAM = 31
+"""Seed part of the validation tasks' condition draw (``tasks.BEHAVIOR_STREAM`` is the training groups')."""
 
 
 @dataclass
@@ -150,6 +154,7 @@ class Trainer:
         self.config, learner_classes = select_learners(TrainerConfig.load(config), algorithm)
         cfg = self.config
         check_job_models(policy, user, judge, cfg)  # a missing model fails here, before any is loaded
+        check_env_behaviors([*env_ids, *(eval_env_ids or [])])  # so does a user behaviour an env does not play
         self.callbacks = list(callbacks)
         self.accelerator = accelerator = self._accelerator() if accelerator is None else accelerator
         self.rank, self.world = accelerator.process_index, accelerator.num_processes
@@ -430,7 +435,9 @@ class Trainer:
     def evaluate(self, split: str | None = None, task_ids: Sequence[tuple[int, str]] | None = None) -> dict[str, float]:
         """Greedy episodes (one per task): the validation tasks, ``split``'s tasks of every env, or ``task_ids``.
 
-        Returns ``val/score_mean`` (the mean of per-env mean episode scores) and ``val/score/<env_id>``.
+        Returns ``val/score_mean`` (the mean of per-env mean episode scores) and ``val/score/<env_id>``; under
+        a user-behaviour mixture each task meets one condition, drawn from the run seed and the task's
+        place (the same at every evaluation), and ``val/score/behavior/<condition>`` is added.
         """
         specs = self.eval_envs or self.envs
         if task_ids is None:
@@ -442,8 +449,16 @@ class Trainer:
                     probe.close()
             else:
                 task_ids = [(i, task) for i, spec in enumerate(specs) for task in spec.val_tasks]
+        seed = self.config.run.seed
         requests = [
-            EpisodeRequest(specs[i].eval_factory, specs[i].name, task, 0, f"eval:{i}:{task}", f"eval:{k}")
+            EpisodeRequest(
+                specs[i].drawn(specs[i].eval_factory, np.random.default_rng([seed, VAL_BEHAVIOR_STREAM, k])),
+                specs[i].name,
+                task,
+                0,
+                f"eval:{i}:{task}",
+                f"eval:{k}",
+            )
             for k, (i, task) in enumerate(task_ids)
         ]
         mine = requests[self.rank :: self.world]
@@ -451,14 +466,16 @@ class Trainer:
         episodes = self.collector.collect(
             mine, sampling=Sampling(temperature=0.0), seed=self.services.seed(self.state.step, 6)
         )
-        results = [(e.env_id, e.episode_score) for e in episodes]
+        results = [(e.env_id, e.episode_score, e.user_behavior) for e in episodes]
         results = self.services.gather(results)
         by_env: dict[str, list[float]] = {}
-        for env_id, score in results:
+        for env_id, score, _ in results:
             by_env.setdefault(env_id, []).append(score)
         means = {env_id: sum(v) / len(v) for env_id, v in by_env.items()}
         metrics = {f"val/score/{env_id}": value for env_id, value in means.items()}
         metrics["val/score_mean"] = sum(means.values()) / len(means) if means else 0.0
+        for condition, scores in by_condition((condition, score) for _, score, condition in results).items():
+            metrics[f"val/score/behavior/{condition}"] = sum(scores) / len(scores)
         return metrics
 
     def _log(self, metrics: dict[str, Any]) -> None:
