@@ -70,8 +70,8 @@ def test_the_dry_run_shows_each_envs_mixture(tmp_path, capsys):
     assert main(["train", "--config", path, "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert (
-        f"user behaviours (one condition drawn per group): {CLI_ENV_ID} control 50%, B12 25%, B13 25%; "
-        f"{KEYWORD_ECHO} control"
+        f"user behaviours (one condition drawn per group): control 50%, B12 25%, B13 25% on {CLI_ENV_ID}; "
+        f"control 100% on {KEYWORD_ECHO}"
     ) in out.splitlines()
     assert main(["train", "--config", job(tmp_path, KEYWORD_ECHO), "--dry-run"]) == 0
     assert "user behaviours" not in capsys.readouterr().out  # a run without hard users plans none

@@ -24,8 +24,14 @@ AGENT_PLAN = (
     "total              33.10 GiB",  # Qwen3-8B under FSDP on 8 GPUs, from the known architecture
     PRECISION,
 )
+HARD_USERS = (
+    "user behaviours (one condition drawn per group): control 50%, B3 12.5%, B9 12.5%, B12 12.5%, B13 12.5% on "
+    "mimesis/TravelGym-v0, mimesis/TurtleGym-v0, mimesis/TauGym-v0, mimesis/PersuadeGym-v0; "
+    "control 100% on mimesis/FunctionGym-v0"
+)
 EXPECTED = {
     "userrl": (*AGENT_PLAN, "user: gpt-5.5", "algorithm: grpo (estimator grpo_multiturn"),
+    "agent_hard_users": (*AGENT_PLAN, "user: mimesis-9b", "algorithm: grpo (estimator grpo_multiturn", HARD_USERS),
     "userrl_plus": (*AGENT_PLAN, "user: mimesis-9b", "algorithm: grpo (estimator grpo_multiturn"),
     "infopo": (*AGENT_PLAN, "user: mimesis-9b", "algorithm: infopo (estimator infopo"),
     "csd": (*AGENT_PLAN, "user: mimesis-9b", "csd: alpha 0.01, beta 5.0, coach corrective, pairing reaction"),
@@ -93,8 +99,29 @@ def test_every_recipe_is_tested() -> None:
     assert {path.stem for path in RECIPES.glob("*.yaml")} == set(EXPECTED)
 
 
+def unplayed_behaviours(recipe: str) -> tuple[list[tuple[str, str]], bool]:
+    """The ``(env id, behaviour)`` pairs of a recipe's ``user_behavior`` mixtures that their env does not play
+    on this checkout, and whether any env of the recipe plays a behaviour at all."""
+    import yaml
+
+    from mimesis_gym.algorithms.tasks import env_creator
+
+    data = yaml.safe_load((RECIPES / f"{recipe}.yaml").read_text(encoding="utf-8"))
+    ids = [item if isinstance(item, str) else item["id"] for item in data["envs"]]
+    mixtures = {item["id"]: item["kwargs"]["user_behavior"] for item in data["envs"] if isinstance(item, dict)}
+    unplayed = [
+        (env_id, behavior)
+        for env_id, mixture in mixtures.items()
+        for behavior in mixture
+        if behavior != "control" and behavior not in env_creator(env_id).user_behaviors.applicable
+    ]
+    return unplayed, any(env_creator(env_id).user_behaviors.applicable for env_id in ids)
+
+
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_recipe_dry_runs_with_the_paper_settings(name: str, tmp_path: Path) -> None:
+    if name == "agent_hard_users" and not unplayed_behaviours(name)[1]:
+        pytest.skip("its envs play no user behaviour on this checkout: see test_the_hard_users_recipe_names_…")
     if name == "base_sft":  # its data comes from `mimesis-gym collect`: one collected line stands in
         (tmp_path / "data").mkdir()
         line = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "[answer] x"}]}
@@ -105,6 +132,22 @@ def test_recipe_dry_runs_with_the_paper_settings(name: str, tmp_path: Path) -> N
     assert result.returncode == 0, result.stderr
     for line in EXPECTED[name]:
         assert line in result.stdout, f"{line!r} missing from:\n{result.stdout}"
+
+
+def test_the_hard_users_recipe_names_only_behaviours_its_envs_play(tmp_path: Path) -> None:
+    """Once the envs play behaviours, every one of the mixture is played by its env (the dry run above then
+    shows the mixture); while they play none (the behaviours' seam without the envs' part), the dry run
+    refuses the recipe in one line naming the env, the behaviour and what the env plays."""
+    unplayed, any_played = unplayed_behaviours("agent_hard_users")
+    if any_played:
+        assert not unplayed, f"recipes/agent_hard_users.yaml names behaviours its envs do not play: {unplayed}"
+        return
+    env_id, behavior = unplayed[0]
+    result = dry_run(RECIPES / "agent_hard_users.yaml", cwd=tmp_path)
+    assert result.returncode == 2, result.stdout
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"mimesis-gym train: user behavior {behavior} does not apply to {env_id}: ")
+    assert line.endswith("; applicable: control")
 
 
 def test_the_sft_recipe_names_its_missing_data_in_one_line(tmp_path: Path) -> None:

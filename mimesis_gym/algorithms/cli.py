@@ -176,21 +176,22 @@ def turns_plan(envs: Sequence[Any], max_turns: int) -> str:
 
 
 def behaviors_plan(envs: Sequence[Any]) -> str:
-    """The plan's line of user behaviours: each env's mixture (``control 50%, B3 12.5%, …``), the envs that
-    set none playing control; empty when no env sets one (docs/algorithms.md, "Training against hard users")."""
+    """The plan's line of user behaviours: each mixture (``control 50%, B3 12.5%, …``) and the envs that
+    play it, the envs that set none playing control; empty when no env sets one.
+
+    See docs/algorithms.md, "Training against hard users"."""
     from mimesis_gym.algorithms.tasks import check_env_behaviors
 
     mixes = check_env_behaviors(envs)
-    if not mixes:
+    if not any(mixes):
         return ""
-    parts = []
-    for env_id, mix in mixes.items():
-        shares = zip(mix.conditions, mix.probabilities, strict=True)
-        parts.append(f"{env_id} {', '.join(f'{name} {100 * share:.3g}%' for name, share in shares)}")
-    rest = [env_id for env_id in (item if isinstance(item, str) else item[0] for item in envs) if env_id not in mixes]
-    if rest:
-        parts.append(f"{', '.join(rest)} control")
-    return f"user behaviours (one condition drawn per group): {'; '.join(parts)}"
+    played: dict[str, list[str]] = {}
+    for item, mix in zip(envs, mixes, strict=True):
+        env_id = item if isinstance(item, str) else item[0]
+        shares = zip(mix.conditions, mix.probabilities, strict=True) if mix else [("control", 1.0)]
+        played.setdefault(", ".join(f"{name} {100 * share:.3g}%" for name, share in shares), []).append(env_id)
+    groups = "; ".join(f"{mixture} on {', '.join(ids)}" for mixture, ids in played.items())
+    return f"user behaviours (one condition drawn per group): {groups}"
 
 
 def dry_run_plan(job: dict[str, Any], config: TrainerConfig, layout: Any = None) -> list[str]:

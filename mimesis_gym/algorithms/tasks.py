@@ -93,16 +93,10 @@ def behavior_mix(env_id: str, kwargs: Mapping[str, Any]) -> BehaviorMix | None:
     return mix
 
 
-def check_env_behaviors(envs: Sequence[EnvLike]) -> dict[str, BehaviorMix]:
-    """The mixture of every ``(id, kwargs)`` env that sets ``user_behavior``, by id, checked before anything
-    is built (:func:`behavior_mix`); ids and factories set none here."""
-    mixes = {}
-    for item in envs:
-        if not isinstance(item, str) and not callable(item):
-            mix = behavior_mix(item[0], item[1])
-            if mix is not None:
-                mixes[item[0]] = mix
-    return mixes
+def check_env_behaviors(envs: Sequence[EnvLike]) -> list[BehaviorMix | None]:
+    """The ``user_behavior`` mixture of each env, checked before anything is built (:func:`behavior_mix`);
+    ``None`` for an env whose kwargs set none, an id alone and a factory."""
+    return [None if isinstance(item, str) or callable(item) else behavior_mix(item[0], item[1]) for item in envs]
 
 
 def _env_name(env: Any, fallback: str) -> str:
@@ -125,7 +119,7 @@ def build_env_specs(
 
     Without ``eval_split``, ``run.val_fraction`` of each env's train tasks (at least one) is held out for
     validation; with it, that split's tasks are all validation tasks. A ``user_behavior`` in an id's kwargs
-    is checked against what the env plays (:func:`behavior_mix`) and kept as the spec's mixture.
+    is checked against what the env plays (:func:`behavior_mix`) and kept in ``EnvSpec.behaviors``.
     """
     specs = []
     for index, item in enumerate(env_ids):
