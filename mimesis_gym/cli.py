@@ -121,6 +121,11 @@ def _env_ids(spec: str | None) -> list[str]:
 
 def _cmd_list(args: argparse.Namespace) -> int:
     what = args.what or "envs"
+    if what == "behaviors":
+        from mimesis_gym.envs.behavior_table import applicability_markdown
+
+        print(applicability_markdown())
+        return 0
     if what == "agents":
         from mimesis_gym.agents.registry import BUILTIN_AGENT_DESCRIPTIONS, KNOWN_AGENTS, RELEASED_AGENTS
 
@@ -933,8 +938,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"mimesis-gym {mimesis_gym.__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    listing = commands.add_parser("list", help="list envs (with task counts) or user aliases")
-    listing.add_argument("what", nargs="?", choices=["envs", "users", "agents"], help="what to list (default: envs)")
+    listing = commands.add_parser("list", help="list envs (with task counts), users, agents or user behaviours")
+    listing.add_argument(
+        "what", nargs="?", choices=["envs", "users", "agents", "behaviors"], help="what to list (default: envs)"
+    )
     listing.set_defaults(run=_cmd_list)
 
     play = commands.add_parser("play", help="play the agent yourself against an env's user")

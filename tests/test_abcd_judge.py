@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from mimesis_gym.behaviors.text import PhraseList, mentions, norm, plain
 from mimesis_gym.envs.abcd.env import judge_facts
 from mimesis_gym.envs.abcd.judge_rules import (
     Conversation,
@@ -17,7 +18,6 @@ from mimesis_gym.envs.abcd.judge_rules import (
 )
 from mimesis_gym.envs.abcd.scenarios import prefix_lines
 from mimesis_gym.envs.abcd.tasks import load_original_pack, load_upstream_pack
-from mimesis_gym.behaviors.text import PhraseList, mentions, norm, plain
 
 ABCD = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "abcd"
 

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mimesis_gym.behaviors.detect import is_low_signal_pressure
 from mimesis_gym.behaviors.phrases import (
     ASSISTANT_LIKE,
     BLAME,
@@ -253,14 +254,7 @@ def gives_field(text: str, field_name: str, values: Mapping[str, str]) -> bool:
 
 
 def _is_b9_hit(utterance: str, facts: JudgeFacts) -> bool:
-    text = utterance.strip()
-    if len(text) > 60:
-        return False
-    letters = [c for c in text if c.isalpha()]
-    shouting = len(letters) >= 4 and sum(c.isupper() for c in letters) / len(letters) > 0.5
-    pressuring = PRESSURE.matches(text) or "!!" in text or "??" in text or shouting
-    informative = any(len(value) > 3 and mentions(text, value) for value in facts.flat_values)
-    return pressuring and not informative
+    return is_low_signal_pressure(utterance, facts.flat_values)
 
 
 def placement(behavior_id: str, exhibit: float, hits: Sequence[int], k: int, min_turn: int) -> float:
