@@ -722,6 +722,8 @@ def _cmd_users_report(args: argparse.Namespace) -> int:
         settings["envs"] = [ENV_TABLE.find(_env_id(name)).short for name in _names(args.envs) or []]
     if args.env_arg:
         settings["env_args"] = _parse_assignments(args.env_arg, "--env-arg", scoped=True)
+    if args.user_behaviors:
+        settings["user_behaviors"] = _names(args.user_behaviors)
     if args.embedder:
         from mimesis_gym.evaluation.embeddings import embedder_path
 
@@ -766,7 +768,7 @@ def _cmd_users_report(args: argparse.Namespace) -> int:
     return EXIT_ALL_USER_FAILURES if silent else 0
 
 
-HUMANS_ONLY_NOT = ("agent", "envs", "trials", "agent_max_tokens", "env_arg", "reference", "embedder")
+HUMANS_ONLY_NOT = ("agent", "envs", "trials", "agent_max_tokens", "env_arg", "reference", "embedder", "user_behaviors")
 """users-report flags of the env probe that the scorecard against humans does not take."""
 
 
@@ -1087,6 +1089,12 @@ def build_parser() -> argparse.ArgumentParser:
     users_report.add_argument("--agent-max-tokens", type=_int_at_least(1), help="the agent's max tokens (default 256)")
     users_report.add_argument("--role-max-tokens", type=_int_at_least(1), help="cap on every user/judge call")
     users_report.add_argument("--env-arg", action="append", help="ENV.KEY=VALUE passed to that env (repeatable)")
+    users_report.add_argument(
+        "--user-behaviors",
+        metavar="CONDITIONS",
+        help="also probe each user under these behaviours, e.g. control,B3,B9 (docs/behaviors.md): one column per "
+        "user and behaviour (`tiny [B3]`) with its enacted share, on the envs that play it (default: control)",
+    )
     users_report.add_argument("--reference", metavar="ABCD_DIR", help="add a human column from ABCD's real dialogues")
     users_report.add_argument(
         "--embedder", metavar="MODEL", help="also compare replies by embedding cosine: tiny or hf:PATH"

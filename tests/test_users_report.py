@@ -144,6 +144,61 @@ def test_scripted_users_give_the_same_report_twice(tmp_path: Path) -> None:
     assert run_report(tmp_path / "a")["users"] == run_report(tmp_path / "b")["users"]
 
 
+CONTROL_REPORT_KEYS = {"horizon", "users", "config"}
+CONTROL_CONFIG_KEYS = {
+    "users", "agent", "envs", "limit", "trials", "max_turns", "concurrency", "agent_max_tokens", "role_max_tokens",
+    "seed", "embedder", "judge", "env_args",
+}  # fmt: skip
+CONTROL_USER_KEYS = METRIC_KEYS | {
+    "envs", "items_revealed", "item_questions", "homogeneity_pairs", "homogeneity_embedding", "judge",
+    "repeated_questions", "failure_counts",
+}  # fmt: skip
+
+
+def test_a_control_only_report_is_the_report_as_it_was(tmp_path: Path) -> None:
+    """No behaviour asked (or only control): the same runs, the same json and markdown as before
+    behaviours, and nothing of them in it."""
+    report = run_report(tmp_path / "default")
+    explicit = run_report(tmp_path / "control", user_behaviors=["CONTROL"])
+    for name in ("users_report.json", "users_report.md"):
+        assert (tmp_path / "default" / name).read_text() == (tmp_path / "control" / name).read_text()
+    assert set(report) == CONTROL_REPORT_KEYS and set(report["config"]) == CONTROL_CONFIG_KEYS
+    assert set(report["users"]) == {"scripted"} and set(report["users"]["scripted"]) == CONTROL_USER_KEYS
+    assert all(set(metrics) == CONTROL_USER_KEYS - {"envs"} for metrics in report["users"]["scripted"]["envs"].values())
+    assert explicit == report
+    assert sorted(path.name for path in (tmp_path / "default" / "runs").iterdir()) == ["customer", "probe"]
+    assert "behaviour" not in (tmp_path / "default" / "users_report.md").read_text()
+
+
+def test_each_user_is_probed_under_each_behaviour_on_the_envs_that_play_it(tmp_path: Path) -> None:
+    from tests.support.behavior_env import ENV_ID
+
+    config = UsersReportConfig(
+        users=["scripted"], agent="scripted:baseline", envs=[ENV_ID, "function"], limit=2, max_turns=3,
+        user_behaviors=["b13", "B4", "B13"],
+    )  # fmt: skip
+    assert config.user_behaviors == ["control", "B13", "B4"]
+    runs = config.eval_configs()
+    assert list(runs) == ["probe", "probe-B13", "probe-B4"]
+    assert runs["probe-B13"].envs == [ENV_ID] and runs["probe-B13"].env_args == {"hard_echo": {"user_behavior": "B13"}}
+    out = tmp_path / "r"
+    report = asyncio.run(run_users_report(config, out, progress=False))
+    assert list(report["users"]) == ["scripted", "scripted [B13]", "scripted [B4]"]
+    assert report["user_behaviors"]["B13"] == {"envs": ["hard_echo"], "not_played": ["function"]}
+    plain, dismissive = report["users"]["scripted"], report["users"]["scripted [B13]"]
+    assert "behavior_enacted" not in plain and dismissive["behavior_enacted"] == 1.0  # every reply opens with a jab
+    assert set(dismissive["envs"]) == {"hard_echo"} and "behavior_enacted" in report["users"]["scripted [B4]"]
+    words = [column["envs"]["hard_echo"]["reply_words"]["mean"] for column in (plain, dismissive)]
+    assert words[1] > words[0]  # the behaviour's effect, beside its enacted share
+    markdown = (out / "users_report.md").read_text()
+    assert "| metric | scripted | scripted [B13] | scripted [B4] |" in markdown
+    assert "| behaviour enacted | – | 100% |" in markdown and "- B13: hard_echo (not played by function)" in markdown
+    stored = json.loads((out / "users_report.json").read_text())
+    assert stored["config"]["user_behaviors"] == ["control", "B13", "B4"] and stored["users"] == report["users"]
+    again = asyncio.run(run_users_report(config, out, resume=True, progress=False))  # resume: the same report
+    assert again["users"] == report["users"]
+
+
 def cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "mimesis_gym.cli", "users-report", *args], capture_output=True, text=True, cwd=ROOT,
@@ -166,6 +221,11 @@ def cli(*args: str) -> subprocess.CompletedProcess:
         ),
         (["--users", "scripted", "--judge", "scripted"], "--judge scripted: the users report's judge is an LLM"),
         (["--users", "scripted", "--judge", "no-such-judge"], "unknown user alias 'no-such-judge'"),
+        (["--users", "scripted", "--user-behaviors", "control,B99"], "unknown user behavior 'B99'; known: control"),
+        (
+            ["--users", "scripted", "--envs", "function,search", "--user-behaviors", "B3"],
+            "user behavior B3 is played by no probed env of this report (function plays control; search plays control)",
+        ),
     ],
 )
 def test_cli_errors_are_one_line_exit_2(tmp_path: Path, args: list[str], message: str) -> None:

@@ -15,12 +15,14 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from mimesis_gym.behaviors.registry import CONTROL
 from mimesis_gym.core.disclosure import DisclosureItem, asked, normalise, revealed
 
 __all__ = [
     "Exchange",
     "UserDialogue",
     "answer_directness",
+    "behavior_enacted",
     "disclosure_curve",
     "first_reveals",
     "hedging_rate",
@@ -45,7 +47,9 @@ class Exchange:
 @dataclass(frozen=True)
 class UserDialogue:
     """The user's side of one episode: its exchanges in order, the task's hidden items, and failure
-    counts by kind (``timeout``, ``bad_json``, ``refusal`` …) over ``attempts`` user calls."""
+    counts by kind (``timeout``, ``bad_json``, ``refusal`` …) over ``attempts`` user calls; ``behavior``
+    is the condition the user played (docs/behaviors.md) and ``enacted`` whether its rule saw it
+    (``None`` under control)."""
 
     env: str
     user: str
@@ -54,6 +58,8 @@ class UserDialogue:
     items: tuple[DisclosureItem, ...] = ()
     failures: dict[str, int] = field(default_factory=dict)
     attempts: int = 0
+    behavior: str = CONTROL
+    enacted: bool | None = None
 
 
 def first_reveals(dialogue: UserDialogue) -> dict[str, int]:
@@ -159,6 +165,13 @@ def role_fidelity(dialogues: Iterable[UserDialogue]) -> dict[str, float | None]:
                 counts[flag] += 1
             counts["any"] += bool(flags)
     return {key: (counts[key] / replies if replies else None) for key in ("assistant", "ai", "character", "any")}
+
+
+def behavior_enacted(dialogues: Iterable[UserDialogue]) -> float | None:
+    """Share of the dialogues played under a behaviour whose rule saw it enacted; ``None`` when none was
+    (control)."""
+    played = [d.enacted is True for d in dialogues if d.behavior != CONTROL]
+    return sum(played) / len(played) if played else None
 
 
 def length_stats(dialogues: Iterable[UserDialogue]) -> dict[str, float | None]:

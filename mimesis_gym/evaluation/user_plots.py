@@ -1,11 +1,12 @@
-"""Plots of a users report (extra ``plots``): disclosure curves and a metric bar chart, one colour per user."""
+"""Plots of a users report (extra ``plots``): disclosure curves and a metric bar chart, one colour per user
+(per user and behaviour, with the behaviour's enacted share, when the report probed behaviours)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BAR_METRICS", "write_user_plots"]
+__all__ = ["BAR_METRICS", "ENACTED_BAR", "write_user_plots"]
 
 BAR_METRICS: tuple[tuple[str, str, str | None], ...] = (
     ("unprompted disclosure", "unprompted_disclosure", None),
@@ -15,6 +16,8 @@ BAR_METRICS: tuple[tuple[str, str, str | None], ...] = (
     ("homogeneity", "homogeneity", None),
 )
 """(label, report key, sub-key): the share-valued metrics drawn side by side per user."""
+ENACTED_BAR = ("behaviour enacted", "behavior_enacted", None)
+"""Drawn first when the report probed behaviours (a control column draws 0)."""
 
 
 def write_user_plots(report: dict[str, Any], plots: Path) -> list[Path]:
@@ -46,16 +49,17 @@ def write_user_plots(report: dict[str, Any], plots: Path) -> list[Path]:
     figure.savefig(written[-1], dpi=150)
     plt.close(figure)
 
-    figure, axis = plt.subplots(figsize=(8, 4))
+    bars = (ENACTED_BAR, *BAR_METRICS) if report.get("user_behaviors") else BAR_METRICS
+    figure, axis = plt.subplots(figsize=(8 + len(bars) - len(BAR_METRICS), 4))
     width = 0.8 / max(1, len(users))
     for index, (user, metrics) in enumerate(users.items()):
         values = []
-        for _, key, sub in BAR_METRICS:
-            value = metrics[key][sub] if sub else metrics[key]
+        for _, key, sub in bars:
+            value = metrics.get(key) if sub is None else metrics[key][sub]
             values.append(100 * value if value is not None else 0.0)
-        axis.bar([i + index * width for i in range(len(BAR_METRICS))], values, width, label=user)
-    axis.set_xticks([i + 0.4 - width / 2 for i in range(len(BAR_METRICS))])
-    axis.set_xticklabels([label for label, _, _ in BAR_METRICS], rotation=20)
+        axis.bar([i + index * width for i in range(len(bars))], values, width, label=user)
+    axis.set_xticks([i + 0.4 - width / 2 for i in range(len(bars))])
+    axis.set_xticklabels([label for label, _, _ in bars], rotation=20)
     axis.set_ylabel("% of replies / pairs")
     axis.legend(fontsize=8)
     figure.tight_layout()

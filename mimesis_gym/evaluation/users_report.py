@@ -7,7 +7,9 @@ under test as the customer against the scripted support agent. Both are ordinary
 the user's utterances and the task's hidden data are at hand. The metrics
 (:mod:`~mimesis_gym.evaluation.user_metrics`) are then computed from those records into
 ``users_report.json``, ``users_report.md`` and plots; ``reference_dir`` adds a ``human`` column
-from real ABCD dialogues, computed the same way.
+from real ABCD dialogues, computed the same way. ``user_behaviors`` probes every user under each
+condition too (docs/behaviors.md): one more eval run per behaviour, on the envs whose user plays it,
+and one more column per (user, behaviour), labelled ``user [B3]``, with the behaviour's enacted share.
 """
 
 from __future__ import annotations
@@ -18,8 +20,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
+from mimesis_gym.behaviors.detect import Exchange as BehaviorExchange
+from mimesis_gym.behaviors.detect import detect
+from mimesis_gym.behaviors.registry import CONTROL
+from mimesis_gym.behaviors.spec import canonical_condition
 from mimesis_gym.core.disclosure import DisclosureItem
 from mimesis_gym.core.redact import redact_url_credentials
 from mimesis_gym.envs import ENV_TABLE
@@ -33,6 +39,7 @@ from mimesis_gym.evaluation.user_metrics import (
     Exchange,
     UserDialogue,
     answer_directness,
+    behavior_enacted,
     disclosure_curve,
     hedging_rate,
     homogeneity,
@@ -48,10 +55,12 @@ __all__ = [
     "HUMAN",
     "UsersReportConfig",
     "compute_metrics",
+    "condition_label",
     "customer_alias",
     "default_envs",
     "dialogues_from_records",
     "human_reference",
+    "run_condition",
     "run_users_report",
     "silent_users",
     "write_users_report",
@@ -89,6 +98,15 @@ class UsersReportConfig(BaseModel):
     env_args: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="short env name -> kwargs for that env (e.g. abcd: behaviors, turn_budget)"
     )
+    user_behaviors: list[str] = Field(
+        default_factory=lambda: [CONTROL],
+        description="conditions each user is probed under (control always, first); each on the envs that play it",
+    )
+
+    @field_validator("user_behaviors")
+    @classmethod
+    def _control_first_each_once(cls, names: list[str]) -> list[str]:
+        return list(dict.fromkeys([CONTROL, *map(canonical_condition, names)]))
 
     @model_validator(mode="after")
     def _env_args_name_envs_of_the_report(self) -> UsersReportConfig:
@@ -98,6 +116,25 @@ class UsersReportConfig(BaseModel):
                 f"env_args names {stray[0]!r}, which is not an env of this report ({', '.join(self.envs)})"
             )
         return self
+
+    @model_validator(mode="after")
+    def _each_behaviour_is_played_somewhere(self) -> UsersReportConfig:
+        for condition in self.user_behaviors[1:]:
+            if not self.envs_playing(condition):
+                played = "; ".join(
+                    f"{env} plays {', '.join(('control', *_played(env)))}" for env in self.envs if env != CUSTOMER_ENV
+                )
+                raise ValueError(f"user behavior {condition} is played by no probed env of this report ({played})")
+        return self
+
+    def envs_playing(self, condition: str) -> list[str]:
+        """The probed envs (ABCD aside: its customer is the policy) whose user plays ``condition``."""
+        return [env for env in self.envs if env != CUSTOMER_ENV and (condition == CONTROL or condition in _played(env))]
+
+    def dump(self) -> dict[str, Any]:
+        """The config as the report stores it; ``user_behaviors`` only when more than control is probed,
+        so a control-only report is the report as it was before behaviours."""
+        return self.model_dump(exclude={"user_behaviors"} if self.user_behaviors == [CONTROL] else None)
 
     def eval_configs(self) -> dict[str, EvalConfig]:
         """The eval runs: ``probe`` (the agent against each user) and ``customer`` (ABCD)."""
@@ -122,7 +159,33 @@ class UsersReportConfig(BaseModel):
             runs["customer"] = EvalConfig(
                 envs=[CUSTOMER_ENV], agents=customers, users=["scripted"], env_args=args, **common
             )
+        for condition in self.user_behaviors[1:]:
+            envs = self.envs_playing(condition)
+            args = {_short(env): {**self.env_args.get(env, {}), "user_behavior": condition} for env in envs}
+            runs[f"probe-{condition}"] = EvalConfig(
+                envs=envs, agents=[self.agent], users=self.users, env_args=args, **common
+            )
         return runs
+
+
+def _short(env: str) -> str:
+    """The short name the runner keys ``env_args`` by (a registered env outside the table: its ``env_name``)."""
+    return ENV_TABLE.find(env).short
+
+
+def _played(env: str) -> tuple[str, ...]:
+    """The behaviours the user of ``env`` plays (docs/behaviors.md, "Which env plays which")."""
+    return ENV_TABLE.find(env).env_class().user_behaviors.applicable
+
+
+def run_condition(name: str) -> str:
+    """The condition of an eval run of :meth:`UsersReportConfig.eval_configs` (``probe-B3``: ``B3``)."""
+    return name.removeprefix("probe-") if name.startswith("probe-") else CONTROL
+
+
+def condition_label(user: str, condition: str) -> str:
+    """The report's column of ``user`` under ``condition``: the user alone under control, else ``user [B3]``."""
+    return user if condition == CONTROL else f"{user} [{condition}]"
 
 
 def default_envs() -> list[str]:
@@ -156,16 +219,31 @@ async def run_users_report(
     dialogues = []
     for name in config.eval_configs():
         records = ResultsStore(out / "runs" / name / "episodes.jsonl").latest().values()
-        dialogues += dialogues_from_records(records, users=shown)
+        dialogues += dialogues_from_records(records, users=shown, condition=run_condition(name))
     reference = human_reference(reference_dir) if reference_dir is not None else []
     embedder = TextEmbedder(config.embedder) if config.embedder else None
-    users = [*shown, *([HUMAN] if reference else [])]
+    columns = [condition_label(user, condition) for user in shown for condition in config.user_behaviors]
+    users = [*columns, *([HUMAN] if reference else [])]
     dialogues += reference
     verdicts = await _judge(config, dialogues) if config.judge else None
     report = compute_metrics(dialogues, users=users, embedder=embedder, verdicts=verdicts)
-    report["config"] = safe_strings(config.model_dump())
+    if config.user_behaviors != [CONTROL]:
+        report["user_behaviors"] = {
+            condition: {
+                "envs": [_short(env) for env in config.envs_playing(condition)],
+                "not_played": [_short(env) for env in _not_played(config, condition)],
+            }
+            for condition in config.user_behaviors
+        }
+    report["config"] = safe_strings(config.dump())
     write_users_report(report, out)
     return report
+
+
+def _not_played(config: UsersReportConfig, condition: str) -> list[str]:
+    """The envs of the report a condition was not probed on (ABCD's customer plays control only)."""
+    playing = set(config.envs_playing(condition))
+    return [env for env in config.envs if env not in playing and not (condition == CONTROL and env == CUSTOMER_ENV)]
 
 
 def silent_users(report: Mapping[str, Any]) -> list[str]:
@@ -185,14 +263,19 @@ def silent_users(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def dialogues_from_records(records: Iterable[EpisodeRecord], *, users: Sequence[str]) -> list[UserDialogue]:
-    """The user's side of each stored episode (privileged records), labelled with the user under test.
+def dialogues_from_records(
+    records: Iterable[EpisodeRecord], *, users: Sequence[str], condition: str = CONTROL
+) -> list[UserDialogue]:
+    """The user's side of each stored episode (privileged records), labelled with the user under test
+    (``user [B3]`` under a behaviour, :func:`condition_label`).
 
     In a role env the user's replies are the turns' ``user_utterance`` and each answers the agent's
     message of that turn; in ABCD the user under test is the agent (the customer): its messages answer
-    the support agent's previous utterance (the opening observation first)."""
+    the support agent's previous utterance (the opening observation first). Under a behaviour, its
+    rule (``mimesis_gym.behaviors.detect``) reads the episode's turns and the task's facts to say
+    whether the user enacted it."""
     by_customer = {customer_alias(user): user for user in users}
-    items_of = _ItemCache()
+    tasks = _TaskCache()
     dialogues = []
     for record in records:
         if record.status in ("agent_error", "env_error"):
@@ -207,12 +290,14 @@ def dialogues_from_records(records: Iterable[EpisodeRecord], *, users: Sequence[
         dialogues.append(
             UserDialogue(
                 env=record.env,
-                user=user,
+                user=condition_label(user, condition),
                 task_id=record.task_id,
                 exchanges=tuple(exchanges),
-                items=tuple(items_of(record)),
+                items=tuple(tasks.items(record)),
                 failures=dict(failures),
                 attempts=len(exchanges) + sum(failures.values()),
+                behavior=condition,
+                enacted=None if condition == CONTROL else tasks.enacted(record, condition),
             )
         )
     return dialogues
@@ -238,24 +323,49 @@ def _customer_exchanges(record: EpisodeRecord) -> list[Exchange]:
     ]
 
 
-class _ItemCache:
-    """Rebuilds each record's task (same env id, task and seed, scripted roles) to read its items."""
+class _TaskCache:
+    """Rebuilds each record's task (same env id, task and seed, scripted roles) to read its disclosure
+    items and, under a behaviour, its behaviour facts."""
 
     def __init__(self) -> None:
         self._envs: dict[str, Any] = {}
         self._items: dict[tuple[str, str, int], list[DisclosureItem]] = {}
+        self._facts: dict[tuple[str, str, int], dict[str, Any]] = {}
 
-    def __call__(self, record: EpisodeRecord) -> list[DisclosureItem]:
+    def _reset(self, record: EpisodeRecord) -> Any:
+        import gymnasium as gym
+
+        env = self._envs.get(record.env_id)
+        if env is None:
+            env = self._envs[record.env_id] = gym.make(record.env_id, user="scripted").unwrapped
+        env.reset(seed=record.seed, options={"task_id": record.task_id})
+        return env
+
+    def items(self, record: EpisodeRecord) -> list[DisclosureItem]:
         key = (record.env_id, record.task_id, record.seed)
         if key not in self._items:
-            import gymnasium as gym
-
-            env = self._envs.get(record.env_id)
-            if env is None:
-                env = self._envs[record.env_id] = gym.make(record.env_id, user="scripted").unwrapped
-            env.reset(seed=record.seed, options={"task_id": record.task_id})
-            self._items[key] = env.disclosure_items()
+            self._items[key] = self._reset(record).disclosure_items()
         return self._items[key]
+
+    def enacted(self, record: EpisodeRecord, condition: str) -> bool:
+        """Whether the record's user enacted ``condition``: its rule over the episode's turns as the env
+        kept them (the agent's action, the user's own reply; the opening where the user speaks first)."""
+        key = (record.env_id, record.task_id, record.seed)
+        if key not in self._facts:
+            self._facts[key] = self._reset(record).user_behavior_facts()
+        opening_by_user = self._envs[record.env_id].user_behaviors.opening_by_user
+        return detect(condition, _behavior_exchanges(record, opening_by_user), self._facts[key]).enacted
+
+
+def _behavior_exchanges(record: EpisodeRecord, opening_by_user: bool) -> list[BehaviorExchange]:
+    """The turns of a stored episode as the behaviour rules read them (``env.user_exchanges``)."""
+    replies = {turn.get("turn"): turn.get("user_utterance") for turn in (record.privileged or {}).get("turns", [])}
+    opening = next((m["content"] for m in record.transcript if m.get("role") == "user"), None)
+    exchanges = [BehaviorExchange(0, "", "", opening)] if opening_by_user and opening is not None else []
+    for step in record.steps:
+        if step.valid_action:
+            exchanges.append(BehaviorExchange(step.turn, step.action_kind or "", step.content, replies.get(step.turn)))
+    return exchanges
 
 
 def human_reference(abcd_dir: Path) -> list[UserDialogue]:
@@ -323,7 +433,9 @@ def _summary(
     for dialogue in dialogues:
         failures.update(dialogue.failures)
         attempts += dialogue.attempts
+    enacted = behavior_enacted(dialogues)
     return {
+        **({"behavior_enacted": enacted} if enacted is not None else {}),
         "dialogues": len(dialogues),
         "replies": sum(len(d.exchanges) for d in dialogues),
         "disclosure_curve": disclosure_curve(dialogues, HORIZON),
@@ -359,7 +471,9 @@ def compute_metrics(
 ) -> dict[str, Any]:
     """Every metric per user (all envs pooled) and per (user, env); with an ``embedder``, also the
     embedding homogeneity (``homogeneity_embedding``, else ``None``); with the LLM judge's
-    ``verdicts`` (by ``id(dialogue)``), its rates under ``judge`` (else ``None``)."""
+    ``verdicts`` (by ``id(dialogue)``), its rates under ``judge`` (else ``None``). A column of dialogues
+    played under a behaviour (``user [B3]``) also has ``behavior_enacted``, the share of them where the
+    behaviour's rule saw it; a control column has no such key."""
     if embedder is not None:
         embedder.prepare(exchange.reply for dialogue in dialogues for exchange in dialogue.exchanges)
     grouped: dict[str, list[UserDialogue]] = defaultdict(list)
@@ -418,24 +532,55 @@ OPTIONAL_ROWS = {
 """Rows shown only when the report measured their metric key (``--embedder``, ``--judge``)."""
 
 
+ENACTED = "behaviour enacted"
+"""The row of a report that probed behaviours: the share of a column's dialogues where its behaviour showed."""
+
+
 def markdown(report: dict[str, Any]) -> str:
-    """``users_report.md``: one column per user, one row per metric; then the per-env breakdown."""
+    """``users_report.md``: one column per user (and per user and behaviour), one row per metric; then the
+    per-env breakdown."""
     users = list(report["users"])
     lines = ["# Users report", "", "| metric | " + " | ".join(users) + " |", "|---" * (len(users) + 1) + "|"]
     measured = {key for key in OPTIONAL_ROWS.values() if any(report["users"][u].get(key) is not None for u in users)}
+    behaviors = report.get("user_behaviors")
+    if behaviors:
+        lines.append(
+            f"| {ENACTED} | " + " | ".join(_cell(report["users"][u].get("behavior_enacted")) for u in users) + " |"
+        )
     for label, pick, percent in ROWS:
         if label in OPTIONAL_ROWS and OPTIONAL_ROWS[label] not in measured:
             continue  # its option (--embedder, --judge) was not given
         lines.append(f"| {label} | " + " | ".join(_cell(pick(report["users"][u]), percent) for u in users) + " |")
     envs = sorted({env for u in users for env, m in report["users"][u]["envs"].items() if m["replies"]})
-    for label, pick, percent in ROWS[:6]:
+    per_env: list[tuple[str, Callable[[dict[str, Any]], Any], bool]] = list(ROWS[:6])
+    if behaviors:
+        per_env.insert(0, (ENACTED, lambda m: m.get("behavior_enacted"), True))
+    for label, pick, percent in per_env:
         header = "| env | " + " | ".join(users) + " |"
         lines += ["", f"## {label}, per env", "", header, "|---" * (len(users) + 1) + "|"]
         for env in envs:
             cells = [report["users"][u]["envs"].get(env) for u in users]
             lines.append(f"| {env} | " + " | ".join(_cell(pick(c), percent) if c else "–" for c in cells) + " |")
+    if behaviors:
+        lines += ["", *_behaviors_note(behaviors)]
     lines += ["", "What each metric counts and its blind spots: docs/users-report.md.", ""]
     return "\n".join(lines)
+
+
+def _behaviors_note(behaviors: Mapping[str, Any]) -> list[str]:
+    """Where each behaviour was probed, and how to read its columns."""
+    lines = [
+        "A column `user [B3]` is the user probed under that behaviour (docs/behaviors.md), on the envs that "
+        "play it; compare it with the user's own column on those envs (the per-env tables). Where "
+        f"*{ENACTED}* is low, the user did not play the behaviour and its column says little about it.",
+        "",
+    ]
+    for condition, where in behaviors.items():
+        if condition == CONTROL:
+            continue
+        missing = f" (not played by {', '.join(where['not_played'])})" if where["not_played"] else ""
+        lines.append(f"- {condition}: {', '.join(where['envs'])}{missing}")
+    return lines
 
 
 def write_users_report(report: dict[str, Any], out: Path) -> None:
