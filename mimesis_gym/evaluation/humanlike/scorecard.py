@@ -20,9 +20,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from mimesis_gym.behaviors.detect import Exchange
 from mimesis_gym.core.redact import redact_url_credentials
 from mimesis_gym.corpora import HumanConversation, load_corpus
 from mimesis_gym.evaluation.humanlike import behaviour, lexical, userlm
+from mimesis_gym.evaluation.humanlike.behaviour_rates import behaviour_rates, conversation_exchanges
 from mimesis_gym.evaluation.humanlike.scorecard_report import CEILING, FLOOR, REFERENCE, write_scorecard
 from mimesis_gym.evaluation.records import EpisodeRecord
 from mimesis_gym.evaluation.runner import EvalConfig, run_eval
@@ -109,7 +111,8 @@ class UserSample:
     """One user's turns on one conversation: ``turns`` are the user turns in order (twins where the
     user wrote one, given turns where the replay gave the human's), ``first`` the simulated opening
     (``None`` when not simulated), ``endings`` the ``(predicted, true)`` end decisions, ``twins`` the
-    ``(context, human, simulated)`` triples a Turing judge may see, ``failures`` failed calls."""
+    ``(context, human, simulated)`` triples a Turing judge may see, ``failures`` failed calls,
+    ``exchanges`` the user turns as the behaviour rules read them (the user's own replies only)."""
 
     conversation: HumanConversation
     turns: list[str]
@@ -118,6 +121,7 @@ class UserSample:
     twins: list[tuple[tuple[tuple[str, str], ...], str, str]] = field(default_factory=list)
     failures: int = 0
     calls: int = 0
+    exchanges: list[Exchange] = field(default_factory=list)
 
 
 def human_sample(conversation: HumanConversation, replies: int | None = None) -> UserSample:
@@ -142,7 +146,8 @@ def human_sample(conversation: HumanConversation, replies: int | None = None) ->
     ):
         endings.append((True, True))
     first = turns[0] if conversation.goal_kind == "description" and conversation.turns[0].role == "user" else None
-    return UserSample(conversation, turns, first=first, endings=endings)
+    exchanges = conversation_exchanges(conversation, replies=replies)
+    return UserSample(conversation, turns, first=first, endings=endings, exchanges=exchanges)
 
 
 def samples_from_records(
@@ -188,6 +193,12 @@ def _sample(conversation: HumanConversation, twins: Sequence[Mapping[str, Any]])
             sample.failures += 1
         else:
             sample.endings.append((bool(probe.get("ended")), True))
+    written = {
+        position: str(twin.get("simulated"))
+        for position, twin in by_position.items()
+        if not twin.get("failed") and str(twin.get("simulated") or "").strip()
+    }
+    sample.exchanges = conversation_exchanges(conversation, written)
     return sample
 
 
@@ -374,7 +385,9 @@ def compute_scorecard(
     ``samples`` maps each user to its samples (all sources); ``dev`` maps each source to its ``dev``
     conversations (the reference), ``test`` to the conversations replayed (the ceiling: their humans,
     cut at ``replies`` real replies as the replay was). ``turing`` maps ``(user, source)`` to a
-    judge's pick rate. The overall row of a user is the mean over sources of each number."""
+    judge's pick rate. The overall row of a user is the mean over sources of each number.
+    ``behaviour_rates`` gives, for the dev humans, each user and the ceiling (all sources pooled), the
+    share of conversations where each fact-free behaviour rule fires; it is not part of the index."""
     turing = turing or {}
     rows = [*users, CEILING]
     report: dict[str, Any] = {"sources": {}, "overall": {}, "users": list(rows), "tokenizer": tokenizer}
@@ -384,6 +397,9 @@ def compute_scorecard(
     pooled_features = {name: _features(items) for name, items in pooled.items()}
     report["feature_rows"] = {
         name: behaviour.feature_row(rows) if rows else None for name, rows in pooled_features.items()
+    }
+    report["behaviour_rates"] = {
+        name: behaviour_rates([sample.exchanges for sample in pooled[name]]) for name in (REFERENCE, *rows)
     }
     for source, conversations in dev.items():
         reference = reference_of([human_sample(c) for c in conversations], tokenizer) if conversations else None

@@ -84,6 +84,7 @@ def markdown(report: dict[str, Any]) -> str:
         entry = report["overall"][user]
         cells = [_score(pick(entry)) for _, pick in OVERALL_COLUMNS]
         lines.append(f"| {_label(user)} | " + " | ".join(cells) + f" | {entry['turns']} | {entry['failed_calls']} |")
+    lines += behaviour_rates_table(report)
     for source, table in report["sources"].items():
         lines += [
             "",
@@ -96,6 +97,29 @@ def markdown(report: dict[str, Any]) -> str:
             lines.append(f"| {_label(user)} | " + " | ".join(pick(table[user]) for _, pick in SOURCE_COLUMNS) + " |")
     lines += ["", f"Lexical tokenizer: {report['tokenizer']}. What each number means: docs/humans.md.", ""]
     return "\n".join(lines)
+
+
+def behaviour_rates_table(report: dict[str, Any]) -> list[str]:
+    """The markdown of the behaviour rates: per row, the share of conversations where each fact-free
+    behaviour rule fires (all sources pooled); empty for a report without them."""
+    rates = report.get("behaviour_rates")
+    if not rates:
+        return []
+    behaviors = list(next(iter(rates.values())))
+    lines = [
+        "",
+        "## Behaviour rates (not in the index)",
+        "",
+        "Share of conversations where a hard-user behaviour's rule fires in the user turns (docs/humans.md, "
+        '"Behaviour rates").',
+        "",
+        "| user | " + " | ".join(behaviors) + " |",
+        "|---" * (len(behaviors) + 1) + "|",
+    ]
+    for name, row in rates.items():
+        label = f"reference: {REFERENCE}" if name == REFERENCE else _label(name)
+        lines.append(f"| {label} | " + " | ".join(_percent(row[behavior]) for behavior in behaviors) + " |")
+    return lines
 
 
 def write_plots(report: dict[str, Any], plots: Path) -> list[tuple[str, bytes]]:
