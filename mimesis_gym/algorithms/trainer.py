@@ -583,7 +583,9 @@ def train(
 
     ``env_ids``: registered ids, ``(id, kwargs)`` pairs or zero-argument env factories; envs are made
     with ``reward_profile=config.rollout.reward_profile`` and ``split="train"`` (and
-    ``privileged=True`` when CSD is on) unless their kwargs say otherwise. ``algorithm``: ``"grpo"``,
+    ``privileged=True`` when CSD is on) unless their kwargs say otherwise; a ``user_behavior`` in the kwargs
+    (a condition, a list or weights) is checked before the policy loads and drawn once per group
+    (docs/algorithms.md, "Training against hard users"). ``algorithm``: ``"grpo"``,
     ``"grpo-outcome"``, ``"foldgrpo"``, ``"infopo"``, ``"csd"``, the name of a learner registered with
     :func:`~mimesis_gym.algorithms.learners.register_learner`, an :class:`AlgorithmConfig`, or ``None``
     (the config's estimator and ``csd.enabled``).
