@@ -54,12 +54,14 @@ def plan_conditions(entries: Sequence[EnvEntry], conditions: Sequence[str]) -> C
 
     An env plays ``control`` and each condition its user plays; the others are skipped, with the
     env's reason. A condition that no env of the run plays is a :class:`ConfigurationError` naming
-    it, the envs and what each of them plays.
+    it, the envs and every condition each of them can play.
     """
     played: dict[str, tuple[str, ...]] = {}
     skipped: dict[str, dict[str, str]] = {}
+    playable: dict[str, tuple[str, ...]] = {}
     for entry in entries:
         behaviors = entry.env_class().user_behaviors
+        playable[entry.short] = (CONTROL, *behaviors.applicable)
         played[entry.short] = tuple(c for c in conditions if c == CONTROL or c in behaviors.applicable)
         for condition in conditions:
             if condition not in played[entry.short]:
@@ -67,7 +69,7 @@ def plan_conditions(entries: Sequence[EnvEntry], conditions: Sequence[str]) -> C
                 skipped.setdefault(condition, {})[entry.short] = reason
     unplayed = [c for c in conditions if not any(c in envs for envs in played.values())]
     if unplayed:
-        plays = "; ".join(f"{env}: {', '.join(envs)}" for env, envs in played.items())
+        plays = "; ".join(f"{env}: {', '.join(conditions)}" for env, conditions in playable.items())
         raise ConfigurationError(
             f"--user-behaviors {', '.join(unplayed)}: no env of this run ({', '.join(played)}) plays "
             f"{'it' if len(unplayed) == 1 else 'them'}; what each env plays: {plays}"
