@@ -85,16 +85,18 @@ def test_each_condition_env_and_agent_is_its_own_row_control_first():
         *(record("a", t, 1.0, user_behavior="B3") for t in range(3)),
         *(record("a", t, 0.0, agent="tiny") for t in range(2)),
         *(record("a", t, 1.0, env="function", user="mimesis-9b") for t in range(2)),
+        *(record("a", t, 1.0, env="function") for t in range(2)),
     ]
     table = pass_k_table(list(reversed(records)), "exclude", {"mimesis-9b": "MIMESIS-9B"})
     cells = [(row.user, row.agent, row.env, row.condition) for row in table.rows]
     assert cells == [
+        ("scripted", "oracle", "turtle", "control"),  # envs in the env table's order, not the records'
+        ("scripted", "oracle", "turtle", "B3"),
+        ("scripted", "oracle", "function", "control"),
         ("MIMESIS-9B", "oracle", "function", "control"),
         ("scripted", "tiny", "turtle", "control"),
-        ("scripted", "oracle", "turtle", "control"),
-        ("scripted", "oracle", "turtle", "B3"),
     ]
-    assert table.rows[3].pass_hat_k == [1.0, 1.0, 1.0] and table.rows[1].pass_at_k == [0.0, 0.0]
+    assert table.rows[1].pass_hat_k == [1.0, 1.0, 1.0] and table.rows[4].pass_at_k == [0.0, 0.0]
 
 
 def test_records_without_a_max_score_do_not_count():

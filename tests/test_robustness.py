@@ -61,13 +61,14 @@ def test_robustness_numbers_on_hand_built_records():
     table = robustness_table(hand_built(), "exclude", {"scripted": "Scripted"})
     control, b3 = table.rows
     assert (control.user, control.agent, control.condition) == ("Scripted", "oracle", "control")
-    assert control.envs == ["turtle", "travel", "function"]
+    assert control.envs == ["travel", "turtle", "function"]  # the env table's order, not the records'
+
     assert control.score == pytest.approx((75 + 40 + 100) / 3) and control.delta is None
     assert (control.enacted_share, control.n_episodes) == (None, 6)  # ABCD left out
-    assert b3.envs == ["turtle", "travel"]  # persuade has no control score to compare with
+    assert b3.envs == ["travel", "turtle"]  # persuade has no control score to compare with
     assert (b3.score, b3.control, b3.delta) == pytest.approx((35.0, 57.5, -22.5))
     assert (b3.n_episodes, b3.n_enacted, b3.enacted_share) == (5, 3, pytest.approx(0.6))
-    turtle, travel, persuade = b3.by_env
+    travel, turtle, persuade = b3.by_env
     assert (turtle.env, turtle.score, turtle.control, turtle.delta) == ("turtle", 50.0, 75.0, -25.0)
     assert (turtle.n_episodes, turtle.enacted_share) == (3, pytest.approx(2 / 3))
     assert (travel.delta, travel.enacted_share) == (pytest.approx(-20.0), 1.0)

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from mimesis_gym.behaviors.registry import CONDITIONS
 from mimesis_gym.envs import ENV_TABLE
 from mimesis_gym.evaluation.records import EpisodeRecord
-from mimesis_gym.evaluation.robustness import counted
+from mimesis_gym.evaluation.robustness import counted, env_rank
 
 __all__ = [
     "SUCCESS_TOLERANCE",
@@ -110,25 +110,25 @@ def pass_k_table(
 ) -> PassKTable | None:
     """pass^k and pass@k per (user, agent, env, condition); ``None`` when no task has two counted trials.
 
-    Rows go by user (its label from ``labels``), agent and env in the order first seen, then condition
-    in the registry's order (control first).
+    Rows go by user (its label from ``labels``) and agent in the order first seen, then env in the env
+    table's order, then condition in the registry's order (control first).
     """
-    cells: dict[tuple[str, str, str], dict[str, dict[str, list[bool]]]] = defaultdict(
-        lambda: defaultdict(lambda: defaultdict(list))
+    cells: dict[tuple[str, str], dict[str, dict[str, dict[str, list[bool]]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     )
     for record in records:
         outcome = succeeded(record) if counted(record, mode) else None
         if outcome is not None:
-            cells[(record.user, record.agent, record.env)][record.user_behavior][record.task_id].append(outcome)
-    if not any(
-        len(o) >= 2 for by_condition in cells.values() for tasks in by_condition.values() for o in tasks.values()
-    ):
+            cells[(record.user, record.agent)][record.env][record.user_behavior][record.task_id].append(outcome)
+    trials = [len(o) for by_env in cells.values() for c in by_env.values() for t in c.values() for o in t.values()]
+    if max(trials, default=0) < 2:
         return None
     rows = [
-        _row((labels or {}).get(user, user), agent, env, condition, by_condition[condition])
-        for (user, agent, env), by_condition in cells.items()
+        _row((labels or {}).get(user, user), agent, env, condition, by_env[env][condition])
+        for (user, agent), by_env in cells.items()
+        for env in sorted(by_env, key=env_rank)
         for condition in CONDITIONS
-        if condition in by_condition
+        if condition in by_env[env]
     ]
     return PassKTable(mode=mode, rows=rows)
 

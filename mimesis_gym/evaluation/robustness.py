@@ -29,6 +29,7 @@ __all__ = [
     "RobustnessRow",
     "RobustnessTable",
     "counted",
+    "env_rank",
     "robustness_markdown",
     "robustness_table",
 ]
@@ -38,6 +39,13 @@ NOT_ROBUSTNESS = (
     "with its enacted share (the share of the condition's counted episodes in which the env's check found "
     "the behaviour)."
 )
+
+
+def env_rank(env: str) -> tuple[int, int, str]:
+    """Where env ``env`` (a short name) goes in these tables: the env table's order, then the envs
+    outside it by name; never the order episodes happened to finish in."""
+    names = [entry.short for entry in ENV_TABLE]
+    return (0, names.index(env), "") if env in names else (1, 0, env)
 
 
 def counted(record: EpisodeRecord, mode: str) -> bool:
@@ -115,7 +123,7 @@ def _condition_row(
     """The row of ``condition`` from ``cells`` (env → condition → counted records of this pair)."""
     by_env = [
         _env_row(env, conditions[condition], conditions.get(CONTROL, []))
-        for env, conditions in cells.items()
+        for env, conditions in sorted(cells.items(), key=lambda item: env_rank(item[0]))
         if condition in conditions
     ]
     if condition == CONTROL:
