@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mimesis_gym.behaviors.registry import CONTROL
 from mimesis_gym.envs import ENV_TABLE
 from mimesis_gym.evaluation.robustness import RobustnessTable
 from mimesis_gym.evaluation.sections import Section
@@ -149,7 +150,7 @@ def write_robustness_plot(out_dir: Path, table: RobustnessTable) -> Path | None:
     """``plots/robustness.png``: one panel per user, Δ vs control (×100) of each condition other than
     control, bars grouped per agent, each labelled with its enacted share; ``None`` without matplotlib
     or without a Δ to draw."""
-    rows = [row for row in table.rows if row.condition != "control" and row.delta is not None]
+    rows = [row for row in table.rows if row.condition != CONTROL and row.delta is not None]
     if not rows:
         return None
     plt = _pyplot()

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mimesis_gym.agents.registry import RELEASED_AGENTS
+from mimesis_gym.behaviors.registry import CONTROL
 from mimesis_gym.envs import ENV_TABLE
 from mimesis_gym.evaluation.abcd_table import AbcdSummary, abcd_markdown
 from mimesis_gym.evaluation.aggregate import display, mean_ranks, paper_deltas, released_alias, weighted_avg
@@ -307,10 +308,8 @@ def write_summary(
         write_text_atomic(out_dir / "summary.csv", handle.getvalue())
     lines: list[str] = []
     if robustness is not None:
-        lines += [
-            f"These tables are the control condition's; {', '.join(robustness.conditions[1:])}: see *Robustness*.",
-            "",
-        ]
+        others = ", ".join(c for c in robustness.conditions if c != CONTROL)
+        lines += [f"These tables are the control condition's; {others}: see *Robustness*.", ""]
     for section in sections:
         lines += [f"## {_heading(section)}", "", *_markdown_table(section.rows, order, columns), ""]
     if len(sections) > 1:
