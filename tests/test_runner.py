@@ -387,3 +387,19 @@ def test_a_run_made_before_user_behaviors_resumes_on_its_own_keys(tmp_path):
     assert meta["resumes"][-1] | {"at": None} == {"at": None, "skipped": 2, "run": 0}
     assert meta["config"]["user_behaviors"] == ["control"]
     assert {r.user_behavior for r in ResultsStore(out / "episodes.jsonl").read()} == {"control"}
+
+
+@pytest.mark.parametrize("env", [entry.short for entry in ENV_TABLE if entry.kind == "conversation"])
+def test_each_shipped_env_is_planned_with_exactly_the_behaviours_its_user_plays(env):
+    from mimesis_gym.behaviors.registry import BEHAVIOR_IDS
+    from mimesis_gym.core.errors import ConfigurationError
+
+    plays = ENV_TABLE.find(env).env_class().user_behaviors.applicable
+    config = EvalConfig(envs=[env], agents=["oracle"], user_behaviors=list(BEHAVIOR_IDS), limit=1, split="demo")
+    if not plays:
+        with pytest.raises(ConfigurationError, match=rf"no env of this run \({env}\) plays them"):
+            build_plan(config)
+        return
+    units, _ = build_plan(config)
+    assert [unit.behavior for unit in units] == ["control", *plays]
+    assert set(condition_plan(config).skipped) == set(BEHAVIOR_IDS) - set(plays)
