@@ -13,7 +13,7 @@ from mimesis_gym.algorithms.testing import ENV_ID as KEYWORD_ECHO  # noqa: E402
 from mimesis_gym.algorithms.testing import tiny_random_model  # noqa: E402
 from mimesis_gym.algorithms.trainer import Trainer  # noqa: E402
 from mimesis_gym.cli import main  # noqa: E402
-from tests.support.behavior_env import CLI_ENV_ID, ENV_ID, PLAYED  # noqa: E402
+from tests.support.hard_echo import CLI_ENV_ID, ENV_ID, PLAYED  # noqa: E402
 from tests.support.torch_fixtures import one_thread, tiny_random_model_available  # noqa: E402, F401
 
 MIXTURE = {"control": 2, "B12": 1, "B13": 1}

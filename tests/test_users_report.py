@@ -171,7 +171,7 @@ def test_a_control_only_report_is_the_report_as_it_was(tmp_path: Path) -> None:
 
 
 def test_each_user_is_probed_under_each_behaviour_on_the_envs_that_play_it(tmp_path: Path) -> None:
-    from tests.support.behavior_env import ENV_ID
+    from tests.support.hard_echo import ENV_ID
 
     config = UsersReportConfig(
         users=["scripted"], agent="scripted:baseline", envs=[ENV_ID, "function"], limit=2, max_turns=3,
