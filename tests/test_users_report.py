@@ -179,8 +179,7 @@ def test_each_user_is_probed_under_each_behaviour_on_the_envs_that_play_it(tmp_p
     )  # fmt: skip
     assert config.user_behaviors == ["control", "B13", "B4"]
     runs = config.eval_configs()
-    assert list(runs) == ["probe", "probe-B13", "probe-B4"]
-    assert runs["probe-B13"].envs == [ENV_ID] and runs["probe-B13"].env_args == {"hard_echo": {"user_behavior": "B13"}}
+    assert list(runs) == ["probe"] and runs["probe"].user_behaviors == ["control", "B13", "B4"]
     out = tmp_path / "r"
     report = asyncio.run(run_users_report(config, out, progress=False))
     assert list(report["users"]) == ["scripted", "scripted [B13]", "scripted [B4]"]
@@ -224,7 +223,8 @@ def cli(*args: str) -> subprocess.CompletedProcess:
         (["--users", "scripted", "--user-behaviors", "control,B99"], "unknown user behavior 'B99'; known: control"),
         (
             ["--users", "scripted", "--envs", "function,search", "--user-behaviors", "B3"],
-            "user behavior B3 is played by no probed env of this report (function plays control; search plays control)",
+            "--user-behaviors B3: no env of this run (function, search) plays it; what each env plays: "
+            "function: control; search: control",
         ),
     ],
 )

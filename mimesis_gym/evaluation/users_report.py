@@ -8,8 +8,9 @@ the user's utterances and the task's hidden data are at hand. The metrics
 (:mod:`~mimesis_gym.evaluation.user_metrics`) are then computed from those records into
 ``users_report.json``, ``users_report.md`` and plots; ``reference_dir`` adds a ``human`` column
 from real ABCD dialogues, computed the same way. ``user_behaviors`` probes every user under each
-condition too (docs/behaviors.md): one more eval run per behaviour, on the envs whose user plays it,
-and one more column per (user, behaviour), labelled ``user [B3]``, with the behaviour's enacted share.
+condition too (docs/behaviors.md): the probe run plays each on the envs whose user plays it (the
+runner's conditions, as ``eval --user-behaviors``), and the report adds a column per (user,
+behaviour), labelled ``user [B3]``, with the share of its episodes where the env saw it enacted.
 """
 
 from __future__ import annotations
@@ -22,13 +23,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from mimesis_gym.behaviors.detect import Exchange as BehaviorExchange
-from mimesis_gym.behaviors.detect import detect
 from mimesis_gym.behaviors.registry import CONTROL
-from mimesis_gym.behaviors.spec import canonical_condition
 from mimesis_gym.core.disclosure import DisclosureItem
 from mimesis_gym.core.redact import redact_url_credentials
 from mimesis_gym.envs import ENV_TABLE
+from mimesis_gym.evaluation.conditions import ConditionPlan, plan_conditions, run_conditions
 from mimesis_gym.evaluation.embeddings import TextEmbedder
 from mimesis_gym.evaluation.records import EpisodeRecord
 from mimesis_gym.evaluation.rundir import write_text_atomic
@@ -60,7 +59,6 @@ __all__ = [
     "default_envs",
     "dialogues_from_records",
     "human_reference",
-    "run_condition",
     "run_users_report",
     "silent_users",
     "write_users_report",
@@ -106,7 +104,7 @@ class UsersReportConfig(BaseModel):
     @field_validator("user_behaviors")
     @classmethod
     def _control_first_each_once(cls, names: list[str]) -> list[str]:
-        return list(dict.fromkeys([CONTROL, *map(canonical_condition, names)]))
+        return run_conditions(names)
 
     @model_validator(mode="after")
     def _env_args_name_envs_of_the_report(self) -> UsersReportConfig:
@@ -119,17 +117,18 @@ class UsersReportConfig(BaseModel):
 
     @model_validator(mode="after")
     def _each_behaviour_is_played_somewhere(self) -> UsersReportConfig:
-        for condition in self.user_behaviors[1:]:
-            if not self.envs_playing(condition):
-                played = "; ".join(
-                    f"{env} plays {', '.join(('control', *_played(env)))}" for env in self.envs if env != CUSTOMER_ENV
-                )
-                raise ValueError(f"user behavior {condition} is played by no probed env of this report ({played})")
+        if self.user_behaviors != [CONTROL]:
+            self.condition_plan()  # a behaviour no probed env plays: the runner's one-line error, before any run
         return self
 
-    def envs_playing(self, condition: str) -> list[str]:
-        """The probed envs (ABCD aside: its customer is the policy) whose user plays ``condition``."""
-        return [env for env in self.envs if env != CUSTOMER_ENV and (condition == CONTROL or condition in _played(env))]
+    def probed_envs(self) -> list[str]:
+        """The envs the probing agent plays (ABCD aside: there the user under test is the policy)."""
+        return [env for env in self.envs if env != CUSTOMER_ENV]
+
+    def condition_plan(self) -> ConditionPlan:
+        """Which of ``user_behaviors`` each probed env plays, and the pairs skipped (``ConfigurationError``
+        for a behaviour none plays)."""
+        return plan_conditions([ENV_TABLE.find(env) for env in self.probed_envs()], self.user_behaviors)
 
     def dump(self) -> dict[str, Any]:
         """The config as the report stores it; ``user_behaviors`` only when more than control is probed,
@@ -149,38 +148,24 @@ class UsersReportConfig(BaseModel):
             "privileged": True,
         }
         runs = {}
-        probed = [env for env in self.envs if env != CUSTOMER_ENV]
+        probed = self.probed_envs()
         if probed:
             args = {env: kwargs for env, kwargs in self.env_args.items() if env in probed}
-            runs["probe"] = EvalConfig(envs=probed, agents=[self.agent], users=self.users, env_args=args, **common)
+            runs["probe"] = EvalConfig(
+                envs=probed,
+                agents=[self.agent],
+                users=self.users,
+                env_args=args,
+                user_behaviors=self.user_behaviors,
+                **common,
+            )
         if CUSTOMER_ENV in self.envs:
             customers = [customer_alias(user) for user in self.users]
             args = {env: kwargs for env, kwargs in self.env_args.items() if env == CUSTOMER_ENV}
             runs["customer"] = EvalConfig(
                 envs=[CUSTOMER_ENV], agents=customers, users=["scripted"], env_args=args, **common
             )
-        for condition in self.user_behaviors[1:]:
-            envs = self.envs_playing(condition)
-            args = {_short(env): {**self.env_args.get(env, {}), "user_behavior": condition} for env in envs}
-            runs[f"probe-{condition}"] = EvalConfig(
-                envs=envs, agents=[self.agent], users=self.users, env_args=args, **common
-            )
         return runs
-
-
-def _short(env: str) -> str:
-    """The short name the runner keys ``env_args`` by (a registered env outside the table: its ``env_name``)."""
-    return ENV_TABLE.find(env).short
-
-
-def _played(env: str) -> tuple[str, ...]:
-    """The behaviours the user of ``env`` plays (docs/behaviors.md, "Which env plays which")."""
-    return ENV_TABLE.find(env).env_class().user_behaviors.applicable
-
-
-def run_condition(name: str) -> str:
-    """The condition of an eval run of :meth:`UsersReportConfig.eval_configs` (``probe-B3``: ``B3``)."""
-    return name.removeprefix("probe-") if name.startswith("probe-") else CONTROL
 
 
 def condition_label(user: str, condition: str) -> str:
@@ -219,7 +204,7 @@ async def run_users_report(
     dialogues = []
     for name in config.eval_configs():
         records = ResultsStore(out / "runs" / name / "episodes.jsonl").latest().values()
-        dialogues += dialogues_from_records(records, users=shown, condition=run_condition(name))
+        dialogues += dialogues_from_records(records, users=shown)
     reference = human_reference(reference_dir) if reference_dir is not None else []
     embedder = TextEmbedder(config.embedder) if config.embedder else None
     columns = [condition_label(user, condition) for user in shown for condition in config.user_behaviors]
@@ -228,22 +213,27 @@ async def run_users_report(
     verdicts = await _judge(config, dialogues) if config.judge else None
     report = compute_metrics(dialogues, users=users, embedder=embedder, verdicts=verdicts)
     if config.user_behaviors != [CONTROL]:
-        report["user_behaviors"] = {
-            condition: {
-                "envs": [_short(env) for env in config.envs_playing(condition)],
-                "not_played": [_short(env) for env in _not_played(config, condition)],
-            }
-            for condition in config.user_behaviors
-        }
+        report["user_behaviors"] = _where_played(config)
     report["config"] = safe_strings(config.dump())
     write_users_report(report, out)
     return report
 
 
-def _not_played(config: UsersReportConfig, condition: str) -> list[str]:
-    """The envs of the report a condition was not probed on (ABCD's customer plays control only)."""
-    playing = set(config.envs_playing(condition))
-    return [env for env in config.envs if env not in playing and not (condition == CONTROL and env == CUSTOMER_ENV)]
+def _where_played(config: UsersReportConfig) -> dict[str, dict[str, list[str]]]:
+    """Per condition, the probed envs that played it and those that could not (their user does not play
+    it; ABCD, whose customer is the policy, plays control only)."""
+    plan = config.condition_plan()
+    return {
+        condition: {
+            "envs": [env for env, conditions in plan.played.items() if condition in conditions],
+            "not_played": [*plan.skipped.get(condition, {}), *([] if condition == CONTROL else _customer(config))],
+        }
+        for condition in config.user_behaviors
+    }
+
+
+def _customer(config: UsersReportConfig) -> list[str]:
+    return [CUSTOMER_ENV] if CUSTOMER_ENV in config.envs else []
 
 
 def silent_users(report: Mapping[str, Any]) -> list[str]:
@@ -263,19 +253,15 @@ def silent_users(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def dialogues_from_records(
-    records: Iterable[EpisodeRecord], *, users: Sequence[str], condition: str = CONTROL
-) -> list[UserDialogue]:
+def dialogues_from_records(records: Iterable[EpisodeRecord], *, users: Sequence[str]) -> list[UserDialogue]:
     """The user's side of each stored episode (privileged records), labelled with the user under test
-    (``user [B3]`` under a behaviour, :func:`condition_label`).
+    (``user [B3]`` when the record's user played a behaviour, :func:`condition_label`).
 
     In a role env the user's replies are the turns' ``user_utterance`` and each answers the agent's
     message of that turn; in ABCD the user under test is the agent (the customer): its messages answer
-    the support agent's previous utterance (the opening observation first). Under a behaviour, its
-    rule (``mimesis_gym.behaviors.detect``) reads the episode's turns and the task's facts to say
-    whether the user enacted it."""
+    the support agent's previous utterance (the opening observation first)."""
     by_customer = {customer_alias(user): user for user in users}
-    tasks = _TaskCache()
+    items_of = _ItemCache()
     dialogues = []
     for record in records:
         if record.status in ("agent_error", "env_error"):
@@ -290,14 +276,14 @@ def dialogues_from_records(
         dialogues.append(
             UserDialogue(
                 env=record.env,
-                user=condition_label(user, condition),
+                user=condition_label(user, record.user_behavior),
                 task_id=record.task_id,
                 exchanges=tuple(exchanges),
-                items=tuple(tasks.items(record)),
+                items=tuple(items_of(record)),
                 failures=dict(failures),
                 attempts=len(exchanges) + sum(failures.values()),
-                behavior=condition,
-                enacted=None if condition == CONTROL else tasks.enacted(record, condition),
+                behavior=record.user_behavior,
+                enacted=record.behavior_enacted,
             )
         )
     return dialogues
@@ -323,49 +309,24 @@ def _customer_exchanges(record: EpisodeRecord) -> list[Exchange]:
     ]
 
 
-class _TaskCache:
-    """Rebuilds each record's task (same env id, task and seed, scripted roles) to read its disclosure
-    items and, under a behaviour, its behaviour facts."""
+class _ItemCache:
+    """Rebuilds each record's task (same env id, task and seed, scripted roles) to read its items."""
 
     def __init__(self) -> None:
         self._envs: dict[str, Any] = {}
         self._items: dict[tuple[str, str, int], list[DisclosureItem]] = {}
-        self._facts: dict[tuple[str, str, int], dict[str, Any]] = {}
 
-    def _reset(self, record: EpisodeRecord) -> Any:
-        import gymnasium as gym
-
-        env = self._envs.get(record.env_id)
-        if env is None:
-            env = self._envs[record.env_id] = gym.make(record.env_id, user="scripted").unwrapped
-        env.reset(seed=record.seed, options={"task_id": record.task_id})
-        return env
-
-    def items(self, record: EpisodeRecord) -> list[DisclosureItem]:
+    def __call__(self, record: EpisodeRecord) -> list[DisclosureItem]:
         key = (record.env_id, record.task_id, record.seed)
         if key not in self._items:
-            self._items[key] = self._reset(record).disclosure_items()
+            import gymnasium as gym
+
+            env = self._envs.get(record.env_id)
+            if env is None:
+                env = self._envs[record.env_id] = gym.make(record.env_id, user="scripted").unwrapped
+            env.reset(seed=record.seed, options={"task_id": record.task_id})
+            self._items[key] = env.disclosure_items()
         return self._items[key]
-
-    def enacted(self, record: EpisodeRecord, condition: str) -> bool:
-        """Whether the record's user enacted ``condition``: its rule over the episode's turns as the env
-        kept them (the agent's action, the user's own reply; the opening where the user speaks first)."""
-        key = (record.env_id, record.task_id, record.seed)
-        if key not in self._facts:
-            self._facts[key] = self._reset(record).user_behavior_facts()
-        opening_by_user = self._envs[record.env_id].user_behaviors.opening_by_user
-        return detect(condition, _behavior_exchanges(record, opening_by_user), self._facts[key]).enacted
-
-
-def _behavior_exchanges(record: EpisodeRecord, opening_by_user: bool) -> list[BehaviorExchange]:
-    """The turns of a stored episode as the behaviour rules read them (``env.user_exchanges``)."""
-    replies = {turn.get("turn"): turn.get("user_utterance") for turn in (record.privileged or {}).get("turns", [])}
-    opening = next((m["content"] for m in record.transcript if m.get("role") == "user"), None)
-    exchanges = [BehaviorExchange(0, "", "", opening)] if opening_by_user and opening is not None else []
-    for step in record.steps:
-        if step.valid_action:
-            exchanges.append(BehaviorExchange(step.turn, step.action_kind or "", step.content, replies.get(step.turn)))
-    return exchanges
 
 
 def human_reference(abcd_dir: Path) -> list[UserDialogue]:
