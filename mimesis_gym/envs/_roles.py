@@ -10,7 +10,7 @@ from mimesis_gym.behaviors.phrases import PRESSURE
 from mimesis_gym.behaviors.text import words_of
 from mimesis_gym.core.chat import ChatReply
 from mimesis_gym.core.roles import LLMRole, Role, RoleOutputError, RoleSession
-from mimesis_gym.envs._matching import STOPWORDS
+from mimesis_gym.envs._matching import NEGATION_TOKENS, STOPWORDS
 
 __all__ = [
     "Answered",
@@ -102,8 +102,8 @@ def hidden_words(hidden: str, public: str) -> tuple[str, ...]:
     """The content words (4+ letters) of ``hidden`` that ``public`` does not use, in order: what a
     host would give away by saying them (B9's ``informative``). Function words and the pressure words
     of an impatient line (``still``, ``waiting``) are left out: saying them gives nothing away."""
-    seen = set(words_of(public, 1))
-    kept = (w for w in words_of(hidden, 4) if w not in seen and w not in STOPWORDS and not PRESSURE.matches(w))
+    common = set(words_of(public, 1)) | STOPWORDS | NEGATION_TOKENS
+    kept = (word for word in words_of(hidden, 4) if word not in common and not PRESSURE.matches(word))
     return tuple(dict.fromkeys(kept))
 
 
