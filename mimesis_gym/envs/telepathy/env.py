@@ -90,9 +90,9 @@ class TelepathyEnv(ConversationEnv[TelepathyTask]):
     | ``step_penalty`` | float | 0.0 | subtracted × turn |
     | ``user_behavior`` | str, list or dict | ``"control"`` | the user's behaviour (docs/behaviors.md) |
 
-    Plus the common kwargs. The answerer plays every behaviour but B5 and B6 (docs/envs/telepathy.md,
-    "User behaviours"). With ``pack="upstream"`` the scripted answerer is unavailable (UserRL
-    entities have no attributes); a scripted guess judge works (aliases = the title).
+    Plus the common kwargs. The answerer plays every behaviour but B5 and B6
+    (docs/envs/telepathy.md, "User behaviours"). With ``pack="upstream"`` the scripted answerer is
+    unavailable (UserRL entities have no attributes); a scripted guess judge works (aliases = the title).
 
     ## Version History
 

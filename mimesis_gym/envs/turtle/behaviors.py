@@ -1,5 +1,5 @@
-"""TurtleGym's user behaviours: how the oracle (the puzzle's host) plays B1–B13 (docs/envs/turtle.md,
-"User behaviours"; docs/behaviors.md).
+"""TurtleGym's user behaviours: how the oracle (the puzzle's host) plays B1–B13
+(docs/envs/turtle.md, "User behaviours"; docs/behaviors.md).
 
 The host knows the hidden story and lets it out only as "Yes", "No" or "Maybe" to the player's
 questions; a behaviour changes how it talks around those answers, never the answers' truth, the
