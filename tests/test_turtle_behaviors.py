@@ -133,6 +133,13 @@ def test_the_llm_oracle_gets_the_directive_with_this_puzzles_facts_and_the_rubri
     assert no_directive(control.calls)
 
 
+def test_lenient_parsing_cuts_a_behaviours_words_after_the_answer():
+    model = ScriptedChatModel(['{"response": "Yes. Obviously, do your job."}', rubric_reply(1)])
+    info = llm_episode(model, user_behavior="B13", lenient_parsing=True, privileged=True)
+    assert info["privileged"]["user_utterance"] == "Yes"
+    assert info["user_behavior"]["enacted"] is False
+
+
 def test_the_userrl_oracle_prompt_gets_the_directive_too(userrl_dir):
     model = ScriptedChatModel(['{"response": "Obviously. Yes"}', rubric_reply(1)])
     info = llm_episode(model, user_behavior="B13", prompt_set="userrl", data_dir=str(userrl_dir))
