@@ -98,8 +98,8 @@ def with_reply(value: tuple[str, str], text: str) -> tuple[str, str]:
 USER_BEHAVIORS = EnvBehaviors(
     user_role="persuadee",
     not_applicable={
-        "B4": "the persuadee asks the agent for nothing: it defends a claim, so there is no request the "
-        "agent could turn down and the persuadee keep pressing for",
+        "B4": "the persuadee asks the agent for nothing: it defends a claim, so there is no request "
+        "the agent could turn down, and nothing to keep pressing for",
     },
     facts=persuade_facts,
     progress_kinds=frozenset({"answer"}),
