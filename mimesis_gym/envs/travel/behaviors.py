@@ -1,5 +1,6 @@
-"""TravelGym's user behaviours: the traveller (``responder``) plays all of B1–B13 (docs/envs/travel.md,
-"User behaviours"; the behaviours: docs/behaviors.md).
+"""TravelGym's user behaviours: the traveller (``responder``) plays all of B1–B13.
+
+See docs/envs/travel.md, "User behaviours" (the behaviours themselves: docs/behaviors.md).
 
 The episode's facts come from the task alone (the env's constants and the chosen task; never the
 episode's draws), so ``env.user_behavior_facts()`` gives the same facts after the episode:
