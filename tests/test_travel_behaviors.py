@@ -19,6 +19,7 @@ from tests.support.behavior_episodes import (
     assert_control_is_the_env_without_the_knob,
     assert_draws_per_episode,
     assert_hides_secrets,
+    assert_pickles_mid_episode,
     assert_plays_all,
     assert_shows,
     play,
@@ -142,6 +143,11 @@ def test_a_list_draws_per_episode_deterministically():
 
 def test_control_is_the_env_without_the_knob_byte_for_byte():
     assert_control_is_the_env_without_the_knob(ENV_ID, DEMO, SCRIPT)
+
+
+@pytest.mark.parametrize("behavior", ["B2", "B11"])
+def test_a_pickled_env_goes_on_playing_its_behaviour(behavior):
+    assert_pickles_mid_episode(ENV_ID, DEMO, SCRIPT, behavior)
 
 
 def test_every_behaviour_is_accepted_and_an_unknown_one_is_refused():

@@ -9,6 +9,7 @@ while the rewards stay those of the control user.
 from __future__ import annotations
 
 import json
+import pickle
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -144,3 +145,13 @@ def assert_hides_secrets(env_id: str, task: Any, script: Sequence[str], behavior
     assert not [secret for secret in secrets for text in played.observations if secret in text], task.id
     control = play(env_id, task.id, script, split=task.split)
     assert [step[1] for step in played.steps] == [step[1] for step in control.steps], task.id
+
+
+def assert_pickles_mid_episode(env_id: str, task_id: str, script: Sequence[str], behavior: str) -> None:
+    """An env pickled halfway through ``script`` under ``behavior`` plays the rest as the original does,
+    behaviour state (facts, exchanges, what was already said) included."""
+    half = len(script) // 2
+    episode = play(env_id, task_id, script[:half], user_behavior=behavior)
+    copy = pickle.loads(pickle.dumps(episode.env))
+    for action in script[half:]:
+        assert copy.step(action) == episode.env.step(action)

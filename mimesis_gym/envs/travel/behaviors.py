@@ -8,8 +8,8 @@ episode's draws), so ``env.user_behavior_facts()`` gives the same facts after th
 - B2 brings in the task's **last** hidden preference as a new requirement, B5 blames the agent for the
   **first** one, each in its own implicit statement — the words the traveller reveals it with anyway
   (the env volunteers a preference after three off-target turns), never the preference's text;
-- B8 states a false date: the first date of the trip moved by a day or two (to a date the trip does
-  not use); B11 says the party size, then one more;
+- B8 states a false date: the first date of the trip moved by one to three days (to a day the trip
+  does not use); B11 says the party size, then one more;
 - B6 switches to the weather at the destination, B7 adds a restriction per aspect, B12 three checks
   of the whole trip, B4 insists on the first aspect.
 """
@@ -81,6 +81,12 @@ def _preference_facts(task: TravelTask) -> dict[str, Any]:
     return facts
 
 
+def _first_date(task: TravelTask) -> tuple[int, int] | None:
+    """The first aspect's first ``<Month> <day>`` argument as ``(month, day)``."""
+    arguments = task.aspects[task.dimensions[0]].arguments
+    return next((d for k, v in arguments.items() if k in DATE_ARGUMENTS and (d := parse_date(v))), None)
+
+
 def _trip_dates(task: TravelTask) -> set[tuple[int, int]]:
     dates = set()
     for aspect in task.aspects.values():
@@ -94,8 +100,7 @@ def _trip_dates(task: TravelTask) -> set[tuple[int, int]]:
 def _false_date_facts(task: TravelTask) -> dict[str, Any]:
     """B8: the first aspect's first date moved to a day the trip does not use (a false year when the task
     writes no ``<Month> <day>`` date)."""
-    first = task.aspects[task.dimensions[0]]
-    truth = next((parse_date(v) for k, v in first.arguments.items() if k in DATE_ARGUMENTS and parse_date(v)), None)
+    truth = _first_date(task)
     if truth is None:
         return {"false_premise_text": "As I said, I booked all of this for next year.", "false_value": "next year"}
     month, day = truth
@@ -103,7 +108,7 @@ def _false_date_facts(task: TravelTask) -> dict[str, Any]:
     shifts = (1, 2, 3) if day < 25 else (-1, -2, -3)
     moved = next((day + s for s in shifts if (month, day + s) not in used), day + shifts[0])
     date = f"{MONTHS[month - 1]} {moved}"
-    clause = FALSE_DATE_CLAUSES[first.name].format(date=date)
+    clause = FALSE_DATE_CLAUSES[task.dimensions[0]].format(date=date)
     return {"false_premise_text": f"As I said, {clause}.", "false_value": date}
 
 
@@ -123,9 +128,8 @@ def _destination(task: TravelTask) -> tuple[str, str]:
     """The trip's city and month, from the first aspect's arguments (``there``/``then`` when absent)."""
     arguments = task.aspects[task.dimensions[0]].arguments
     city = arguments.get("destination") or arguments.get("city") or "there"
-    dates = [parse_date(v) for k, v in arguments.items() if k in DATE_ARGUMENTS]
-    month = next((MONTHS[d[0] - 1] for d in dates if d is not None), "")
-    return city, f"in {month}" if month else "then"
+    date = _first_date(task)
+    return city, f"in {MONTHS[date[0] - 1]}" if date is not None else "then"
 
 
 def travel_facts(env: Any) -> Mapping[str, Any]:
