@@ -367,6 +367,19 @@ def _names(text: str | None) -> list[str] | None:
     return names
 
 
+def _user_behaviors(text: str | None) -> list[str] | None:
+    """``--user-behaviors``: the run's conditions as ``EvalConfig`` stores them (control first), so that a
+    resume compares like with like; an unknown id is a usage error naming the known ones."""
+    if text is None:
+        return None
+    from mimesis_gym.evaluation.conditions import run_conditions
+
+    try:
+        return run_conditions(_names(text) or ())
+    except ValueError as error:
+        _usage(f"--user-behaviors: {error}")
+
+
 def _given_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The run settings this command line states (``None``: not given, the stored/default value stands)."""
     envs = ENV_TABLE.canonical_names(_names(args.envs) or ()) if args.envs and args.envs != "all" else None
@@ -397,6 +410,7 @@ def _given_settings(args: argparse.Namespace) -> dict[str, Any]:
         "env_args": _parse_assignments(args.env_arg, "--env-arg", scoped=True) if args.env_arg else None,
         "user_kwargs": _parse_assignments(args.user_arg, "--user-arg", scoped=False) if args.user_arg else None,
         "preset": "paper" if args.paper else None,
+        "user_behaviors": _user_behaviors(args.user_behaviors),
     }
 
 
@@ -1030,6 +1044,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also record the roles' thoughts, the task's hidden data and per-turn role outputs",
     )
+    ev.add_argument(
+        "--user-behaviors", metavar="CONDITIONS",
+        help="user behaviours to play, comma-separated: control, B1 … B13 (default control); each condition is "
+        "its own set of episodes, on the envs whose user plays it, control always included; summary.md adds a "
+        "Robustness table (Δ vs control, enacted share)",
+    )  # fmt: skip
     ev.add_argument("--env-arg", action="append", help="ENV.KEY=VALUE passed to that env (repeatable)")
     ev.add_argument(
         "--user-arg", action="append", help="KEY=VALUE for every HTTP user, e.g. timeout_s=30 or fail_fast=false"

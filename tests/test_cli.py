@@ -195,3 +195,47 @@ def test_a_bad_user_arg_value_is_one_line_naming_the_field(tmp_path, capsys, arg
     (line,) = capsys.readouterr().err.splitlines()
     assert line == f"mimesis-gym eval: bad user_kwargs for '{user}': {problem}"
     assert not (tmp_path / "run").exists()
+
+
+# ------------------------------------------------------------------------------------ eval --user-behaviors
+
+EVAL = ["eval", "--envs", "function", "--agent", "oracle", "--limit", "1", "--max-turns", "2", "--no-progress"]
+
+
+def one_line(capsys) -> str:
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--user-behaviors", "B3,B99"], "--user-behaviors: unknown user behavior 'B99'; known: control, B1, B2"),
+        (["--user-behaviors", "B3"], "--user-behaviors B3: no env of this run (function) plays it; what each env"),
+        (["--env-arg", "function.user_behavior=B3"], "set by the runner from its own flags: use --user-behaviors"),
+    ],
+)
+def test_user_behavior_mistakes_are_one_line_and_write_nothing(tmp_path, capsys, flags, message):
+    assert main([*EVAL, "--out", str(tmp_path / "run"), *flags]) == 2
+    assert message in one_line(capsys)
+    assert not (tmp_path / "run").exists()
+
+
+def test_resume_refuses_other_user_behaviors(clean_env_table, tmp_path, capsys):
+    from tests.support.behavior_env import ASK_ID, register
+
+    register()
+    out = tmp_path / "run"
+    flags = ["eval", "--envs", f"function,{ASK_ID}", "--agent", "oracle", "--limit", "1", "--no-progress"]
+    assert main([*flags, "--user-behaviors", "B3", "--out", str(out)]) == 0
+    assert capsys.readouterr().err.startswith("user behaviours not applicable, skipped: B3 on function\n")
+    before = (out / "episodes.jsonl").read_text()
+    assert main(["eval", "--resume", "--out", str(out), "--user-behaviors", "B3,B9"]) == 2
+    line = one_line(capsys)
+    assert (
+        "cannot change what it plays (user_behaviors: stored ['control', 'B3'], given ['control', 'B3', 'B9'])" in line
+    )
+    assert (out / "episodes.jsonl").read_text() == before
+    assert main(["eval", "--resume", "--out", str(out), "--user-behaviors", "b3,control", "--no-progress"]) == 0
+    assert (out / "episodes.jsonl").read_text() == before  # the same conditions, written another way: nothing to play

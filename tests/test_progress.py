@@ -63,3 +63,10 @@ def test_eval_into_a_pipe_prints_a_line_per_episode_and_a_final_line(tmp_path):
 def test_no_progress_silences_the_lines(tmp_path):
     lines = eval_stderr(tmp_path, "--no-progress")
     assert not any(line.startswith(("episode ", "episodes:")) for line in lines), lines
+
+
+def test_a_line_names_a_user_behaviour_other_than_control():
+    rng = random.Random(0)
+    played = synthetic_record(0, rng, status="ok", episode_score=0.5, n_turns=3, duration_s=1.25, user_behavior="B3")
+    assert " · user scripted (B3) · ok · score 0.500 · 3 turns · 1.2 s" in episode_line(played, 1, 2)
+    assert " · user scripted · ok · " in episode_line(synthetic_record(0, rng, status="ok"), 1, 2)  # control

@@ -229,3 +229,23 @@ def test_five_thousand_episodes_stay_responsive(page, tmp_path):
     scores = [float(row["Score"]) for row in rendered_rows(page)]
     assert scores == sorted(scores) and scores
     assert page.errors() == []
+
+
+def test_episodes_filter_by_user_behaviour_and_say_whether_it_was_enacted(page, tmp_path, clean_env_table):
+    from tests.support.behavior_env import ASK_ID, register
+
+    register()
+    out = tmp_path / "run"
+    config = EvalConfig(envs=[ASK_ID], agents=["oracle"], user_behaviors=["B3", "B9"], limit=2, max_turns=4)
+    asyncio.run(run_eval(config, out, progress=False))
+    records = latest(out)
+    page.load((out / "report.html").as_uri())
+    assert "Robustness to user behaviours" in page.evaluate("document.getElementById('scores').textContent")
+    assert set_filter(page, "filter-behavior", "B3") == 2
+    assert {row["Beh."] for row in rendered_rows(page)} == {"B3"}
+    page.evaluate("document.getElementById('filter-reset').click()")
+    index = next(i for i, r in enumerate(records) if r.user_behavior == "B3")
+    assert "B3: enacted (turns 1, 2)" in open_episode(page, index)
+    index = next(i for i, r in enumerate(records) if r.user_behavior == "B9")
+    assert "B9: not enacted" in open_episode(page, index)
+    assert page.errors() == []

@@ -13,7 +13,7 @@ import pytest
 
 from mimesis_gym.core.scoring import episode_score
 from mimesis_gym.envs import ENV_TABLE
-from mimesis_gym.evaluation.runner import EvalConfig, build_plan, run_eval
+from mimesis_gym.evaluation.runner import EvalConfig, build_plan, condition_plan, run_eval
 from mimesis_gym.evaluation.store import ResultsStore
 from mimesis_gym.users.registry import register_user
 from tests.support.chat_models import ScriptedChatModel, refusal
@@ -324,3 +324,82 @@ def test_resume_refuses_records_of_tasks_that_are_no_longer_planned(tmp_path):
         run(config, out, resume=True)
     episodes.write_text(json.dumps({**record, "key": planned_key}) + "\n")
     run(config, out, resume=True)  # the planned record resumes as before
+
+
+# ---------------------------------------------------------------------- user behaviours (--user-behaviors)
+
+
+def test_the_plan_plays_each_condition_on_the_envs_that_play_it_control_first(clean_env_table):
+    from tests.support.behavior_env import ASK_ID, register
+
+    register()
+    config = EvalConfig(envs=["function", ASK_ID], agents=["oracle"], user_behaviors=["b9", "B3", "B9"], limit=2)
+    assert config.user_behaviors == ["control", "B9", "B3"]  # canonical, once each, control added first
+    units, planned = build_plan(config)
+    assert planned == {"function": 2, "ask": 2}
+    assert [(u.behavior, u.env) for u in units] == [
+        *[("control", "function")] * 2, *[("control", "ask")] * 2, *[("B9", "ask")] * 2, *[("B3", "ask")] * 2,
+    ]  # fmt: skip
+    control = units[2]
+    assert control.key == f"oracle|scripted|{ASK_ID}|ask-1|0|0"  # exactly as before --user-behaviors
+    assert units[4].key == f"oracle|scripted|{ASK_ID}|ask-1|0|0|B9" and len({u.key for u in units}) == 8
+    skipped = condition_plan(config)
+    assert skipped.played == {"function": ("control",), "ask": ("control", "B9", "B3")}
+    assert skipped.skipped == {c: {"function": "the env has no user who talks: nothing to play"} for c in ("B9", "B3")}
+    assert skipped.summary_line() == "user behaviours not applicable, skipped: B9 on function; B3 on function"
+
+
+def test_a_condition_no_env_plays_is_refused_with_what_each_env_plays(clean_env_table):
+    from mimesis_gym.core.errors import ConfigurationError
+    from tests.support.behavior_env import ASK_ID, register
+
+    register()
+    with pytest.raises(ConfigurationError) as refused:
+        build_plan(EvalConfig(envs=["function", "search"], agents=["oracle"], user_behaviors=["B3", "B9"]))
+    assert str(refused.value) == (
+        "--user-behaviors B3, B9: no env of this run (function, search) plays them; what each env plays: "
+        "function: control; search: control"
+    )
+    with pytest.raises(ConfigurationError, match=r"--user-behaviors B5: .* ask: control, B1, B2, B3, B4, B6, "):
+        build_plan(EvalConfig(envs=[ASK_ID], agents=["oracle"], user_behaviors=["B5"]))
+    with pytest.raises(ValueError, match="unknown user behavior 'B14'; known: control, B1"):
+        EvalConfig(user_behaviors=["B14"])
+
+
+def test_a_run_made_before_user_behaviors_resumes_on_its_own_keys(tmp_path):
+    """Old run.json (no user_behaviors) and old records (no behaviour fields): nothing plays again."""
+    from mimesis_gym.cli import main
+    from mimesis_gym.evaluation.rundir import config_fingerprint
+
+    out = tmp_path / "run"
+    run(EvalConfig(envs=["function"], agents=["oracle"], limit=2, max_turns=4), out)
+    new_fields = ("user_behavior", "behavior_enacted", "behavior_turns", "max_score")
+    lines = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    (out / "episodes.jsonl").write_text("".join(
+        json.dumps({k: v for k, v in line.items() if k not in new_fields}) + "\n" for line in lines
+    ))  # fmt: skip
+    meta = json.loads((out / "run.json").read_text())
+    del meta["config"]["user_behaviors"]
+    meta["config_fingerprint"] = config_fingerprint(meta["config"])
+    (out / "run.json").write_text(json.dumps(meta))
+    assert main(["eval", "--resume", "--out", str(out), "--user-behaviors", "control", "--no-progress"]) == 0
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["resumes"][-1] | {"at": None} == {"at": None, "skipped": 2, "run": 0}
+    assert meta["config"]["user_behaviors"] == ["control"]
+    assert {r.user_behavior for r in ResultsStore(out / "episodes.jsonl").read()} == {"control"}
+
+
+@pytest.mark.parametrize("env", [entry.short for entry in ENV_TABLE if entry.kind == "conversation"])
+def test_each_shipped_env_is_planned_with_exactly_the_behaviours_its_user_plays(env):
+    from mimesis_gym.behaviors.registry import BEHAVIOR_IDS
+    from mimesis_gym.core.errors import ConfigurationError
+
+    plays = ENV_TABLE.find(env).env_class().user_behaviors.applicable
+    config = EvalConfig(envs=[env], agents=["oracle"], user_behaviors=list(BEHAVIOR_IDS), limit=1, split="demo")
+    if not plays:
+        with pytest.raises(ConfigurationError, match=rf"no env of this run \({env}\) plays them"):
+            build_plan(config)
+        return
+    units, _ = build_plan(config)
+    assert [unit.behavior for unit in units] == ["control", *plays]
+    assert set(condition_plan(config).skipped) == set(BEHAVIOR_IDS) - set(plays)

@@ -48,12 +48,12 @@ __all__ = ["INDEX_FIELDS", "REPORT_NAME", "build_html_report", "episode_index", 
 REPORT_NAME = "report.html"
 INDEX_FIELDS = (
     "env", "task_id", "agent", "user", "trial", "seed", "status", "episode_score", "n_turns", "duration_s",
-    "n_user_failures", "error",
+    "n_user_failures", "error", "user_behavior",
 )  # fmt: skip
 """The columns of one row of ``episode-index``."""
 ERROR_CHARS = 200
 """How much of a record's ``error`` the index row keeps (the episode view shows all of it)."""
-PLOT_ORDER = ("scores__", "avg_by_user", "heatmap__", "user_failures")
+PLOT_ORDER = ("scores__", "avg_by_user", "robustness", "heatmap__", "user_failures")
 
 
 def script_json(text: str) -> str:
@@ -71,7 +71,7 @@ def episode_index(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
         [
             record.env, record.task_id, record.agent, record.user, record.trial, record.seed, record.status,
             record.episode_score, record.n_turns, round(record.duration_s, 3), len(record.user_failures),
-            (record.error or "")[:ERROR_CHARS],
+            (record.error or "")[:ERROR_CHARS], record.user_behavior,
         ]
         for record in records
     ]  # fmt: skip

@@ -4,7 +4,9 @@
 table (Intention, reaching ~270) in their own panel; ``avg_by_user.png``: Avg per user and agent;
 ``heatmap__<agent>.png``: users × envs + Avg, colour normalised per column, raw values annotated,
 unmeasured cells hatched grey; ``user_failures.png`` (runs only): users × envs, the highest
-user-failure episode rate of the cell. Without matplotlib the plots are skipped with one WARNING.
+user-failure episode rate of the cell; ``robustness.png`` (runs of more than control): per user, Δ vs
+control of each condition grouped per agent, each bar labelled with its enacted share. Without
+matplotlib the plots are skipped with one WARNING.
 """
 
 from __future__ import annotations
@@ -13,11 +15,14 @@ import logging
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from mimesis_gym.behaviors.registry import CONTROL
 from mimesis_gym.envs import ENV_TABLE
+from mimesis_gym.evaluation.robustness import RobustnessTable
 from mimesis_gym.evaluation.sections import Section
 
-__all__ = ["write_plots"]
+__all__ = ["write_plots", "write_robustness_plot"]
 
 logger = logging.getLogger(__name__)
 
@@ -26,10 +31,8 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "x"
 
 
-def write_plots(out_dir: Path, sections: Sequence[Section]) -> list[Path]:
-    """Write the plots that need no episodes; the list of files written (empty without matplotlib or rows)."""
-    if not any(section.rows for section in sections):
-        return []
+def _pyplot() -> Any:
+    """``matplotlib.pyplot`` on the Agg backend, or ``None`` (with one WARNING) without matplotlib."""
     try:
         import matplotlib
 
@@ -37,6 +40,16 @@ def write_plots(out_dir: Path, sections: Sequence[Section]) -> list[Path]:
         import matplotlib.pyplot as plt
     except ImportError:
         logger.warning("matplotlib is not installed: plots skipped (pip install 'mimesis-gym[plots]')")
+        return None
+    return plt
+
+
+def write_plots(out_dir: Path, sections: Sequence[Section]) -> list[Path]:
+    """Write the plots that need no episodes; the list of files written (empty without matplotlib or rows)."""
+    if not any(section.rows for section in sections):
+        return []
+    plt = _pyplot()
+    if plt is None:
         return []
     plots = out_dir / "plots"
     plots.mkdir(parents=True, exist_ok=True)
@@ -131,3 +144,44 @@ def write_plots(out_dir: Path, sections: Sequence[Section]) -> list[Path]:
         plt.close(figure)
         written.append(path)
     return written
+
+
+def write_robustness_plot(out_dir: Path, table: RobustnessTable) -> Path | None:
+    """``plots/robustness.png``: one panel per user, Δ vs control (×100) of each condition other than
+    control, bars grouped per agent, each labelled with its enacted share; ``None`` without matplotlib
+    or without a Δ to draw."""
+    rows = [row for row in table.rows if row.condition != CONTROL and row.delta is not None]
+    if not rows:
+        return None
+    plt = _pyplot()
+    if plt is None:
+        return None
+    users = list(dict.fromkeys(row.user for row in rows))
+    conditions = list(dict.fromkeys(row.condition for row in rows))
+    figure, axes = plt.subplots(len(users), 1, figsize=(8, 3.5 * len(users)), squeeze=False)
+    width = 0.8 / len(conditions)
+    for axis, user in zip(axes[:, 0], users, strict=True):
+        mine = [row for row in rows if row.user == user]
+        agents = list(dict.fromkeys(row.agent for row in mine))
+        for index, condition in enumerate(conditions):
+            found = {row.agent: row for row in mine if row.condition == condition}
+            xs = [a + index * width for a, agent in enumerate(agents) if agent in found]
+            picked = [found[agent] for agent in agents if agent in found]
+            bars = axis.bar(xs, [row.delta for row in picked], width, label=condition)
+            shares = [f"{100 * (row.enacted_share or 0.0):.0f}%" for row in picked]
+            axis.bar_label(bars, labels=shares, fontsize=7, padding=2)
+        axis.axhline(0.0, color="black", linewidth=0.8)
+        low, high = min(0.0, *(row.delta or 0.0 for row in mine)), max(0.0, *(row.delta or 0.0 for row in mine))
+        margin = 0.15 * max(high - low, 1.0)  # room for the share labels above and below the bars
+        axis.set_ylim(low - margin, high + margin)
+        axis.set_xticks([a + 0.4 - width / 2 for a in range(len(agents))])
+        axis.set_xticklabels(agents, rotation=15)
+        axis.set_ylabel("Δ vs control ×100")
+        axis.set_title(f"Robustness with user {user} (bar labels: enacted share)")
+        axis.legend(fontsize=8)
+    figure.tight_layout()
+    path = out_dir / "plots" / "robustness.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=150)
+    plt.close(figure)
+    return path

@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from typing import Protocol, TextIO
 
+from mimesis_gym.behaviors.registry import CONTROL
 from mimesis_gym.core.redact import redact
 from mimesis_gym.evaluation.records import EpisodeRecord
 
@@ -28,12 +29,14 @@ class EpisodeProgress(Protocol):
 
 
 def episode_line(record: EpisodeRecord, done: int, total: int) -> str:
-    """One finished episode as a log line, e.g. ``episode 3/16: turtle task turtle-0065 · agent oracle · …``;
-    redacted (an agent or user named by its URL may carry a credential)."""
+    """One finished episode as a log line, e.g. ``episode 3/16: turtle task turtle-0065 · agent oracle · …``
+    (a user behaviour other than control named after the user: ``user scripted (B3)``); redacted (an agent
+    or user named by its URL may carry a credential)."""
     turns = f"{record.n_turns} turn{'' if record.n_turns == 1 else 's'}"
+    behavior = "" if record.user_behavior == CONTROL else f" ({record.user_behavior})"
     return redact(
         f"episode {done}/{total}: {record.env} task {record.task_id} · agent {record.agent} · user {record.user}"
-        f" · {record.status} · score {record.episode_score:.3f} · {turns} · {record.duration_s:.1f} s"
+        f"{behavior} · {record.status} · score {record.episode_score:.3f} · {turns} · {record.duration_s:.1f} s"
     )
 
 

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from mimesis_gym.behaviors.registry import CONTROL
 from mimesis_gym.core.redact import redact_url_credentials
 
 __all__ = ["EpisodeRecord", "StepRecord", "UserFailureRecord", "unit_key"]
@@ -13,10 +14,13 @@ __all__ = ["EpisodeRecord", "StepRecord", "UserFailureRecord", "unit_key"]
 Status = Literal["ok", "user_failure", "agent_error", "env_error"]
 
 
-def unit_key(agent: str, user: str, env_id: str, task_id: str, trial: int, seed: int) -> str:
-    """``agent|user|env_id|task_id|trial|seed``: the identity of a work unit, as records store it (a
-    credential inside the URL of a user or agent redacted, so that a resume finds the units its records hold)."""
-    return redact_url_credentials(f"{agent}|{user}|{env_id}|{task_id}|{trial}|{seed}")
+def unit_key(agent: str, user: str, env_id: str, task_id: str, trial: int, seed: int, behavior: str = CONTROL) -> str:
+    """``agent|user|env_id|task_id|trial|seed``, then ``|behavior`` for a condition other than control:
+    the identity of a work unit, as records store it (a credential inside the URL of a user or agent
+    redacted, so that a resume finds the units its records hold). A control unit's key is the one runs
+    made before ``--user-behaviors`` existed, so they resume."""
+    suffix = "" if behavior == CONTROL else f"|{behavior}"
+    return redact_url_credentials(f"{agent}|{user}|{env_id}|{task_id}|{trial}|{seed}{suffix}")
 
 
 class StepRecord(BaseModel):
@@ -79,3 +83,13 @@ class EpisodeRecord(BaseModel):
     finished_at: str = ""
     duration_s: float = 0.0
     worker: str = ""
+    user_behavior: str = CONTROL
+    """The condition the user played (``eval --user-behaviors``); records made before it existed: control."""
+    behavior_enacted: bool | None = None
+    """Whether the env's check found the behaviour in the episode (its last ``info["user_behavior"]``);
+    ``None`` under control and where the episode never reached the env."""
+    behavior_turns: list[int] = Field(default_factory=list)
+    """The turns the behaviour showed in."""
+    max_score: float | None = None
+    """The task's best reachable episode score (``env.task_max_score()`` at reset): an episode succeeded
+    when it reached it (pass^k); ``None`` where the env never reset and in older records."""

@@ -16,11 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from mimesis_gym.agents.registry import RELEASED_AGENTS
+from mimesis_gym.behaviors.registry import CONTROL
 from mimesis_gym.envs import ENV_TABLE
 from mimesis_gym.evaluation.abcd_table import AbcdSummary, abcd_markdown
 from mimesis_gym.evaluation.aggregate import display, mean_ranks, paper_deltas, released_alias, weighted_avg
 from mimesis_gym.evaluation.html_report import write_html_report
-from mimesis_gym.evaluation.plots import write_plots
+from mimesis_gym.evaluation.passk import PassKTable, pass_k_markdown
+from mimesis_gym.evaluation.plots import write_plots, write_robustness_plot
+from mimesis_gym.evaluation.robustness import RobustnessTable, robustness_markdown
 from mimesis_gym.evaluation.rundir import write_text_atomic
 from mimesis_gym.evaluation.sections import Section, SummaryRow
 
@@ -253,6 +256,8 @@ def write_summary(
     weights: Mapping[str, float],
     abcd: Sequence[AbcdSummary] = (),
     extra: Sequence[Section] = (),
+    robustness: RobustnessTable | None = None,
+    pass_k: PassKTable | None = None,
 ) -> None:
     """Write ``summary.json``, ``summary.csv`` and ``summary.md`` into ``out_dir``.
 
@@ -260,6 +265,9 @@ def write_summary(
     outside them, scored the same way but apart from Avg and MR: key ``extra``, CSV rows with the
     env's short name as ``column``, and a markdown table of other envs. ``abcd`` (the ABCD table)
     adds its own key, CSV rows with column ``abcd`` and a markdown section before the failure table.
+    ``robustness`` (a run of more than control) and ``pass_k`` (tasks with several trials) add keys
+    ``robustness`` and ``pass_k`` (``{}`` without them), markdown sections after the paper's table and,
+    for robustness, ``plots/robustness.png``. All other tables are the control condition's.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     columns = ENV_TABLE.column_names()
@@ -277,6 +285,8 @@ def write_summary(
         "paper_deltas": deltas,
         "abcd": [summary.model_dump() for summary in abcd],
         "extra": [section.model_dump() for section in extra],
+        "robustness": robustness.model_dump() if robustness is not None else {},
+        "pass_k": pass_k.model_dump() if pass_k is not None else {},
     }
     write_text_atomic(out_dir / "summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
     with io.StringIO(newline="") as handle:
@@ -297,6 +307,9 @@ def write_summary(
             )
         write_text_atomic(out_dir / "summary.csv", handle.getvalue())
     lines: list[str] = []
+    if robustness is not None:
+        others = ", ".join(c for c in robustness.conditions if c != CONTROL)
+        lines += [f"These tables are the control condition's; {others}: see *Robustness*.", ""]
     for section in sections:
         lines += [f"## {_heading(section)}", "", *_markdown_table(section.rows, order, columns), ""]
     if len(sections) > 1:
@@ -314,6 +327,9 @@ def write_summary(
     lines += _delta_markdown(deltas, len(sections))
     if any(row.avg_partial or row.mr_partial for section in sections for row in section.rows):
         lines.append("‡ averaged over the columns that have a value (— = not measured).")
+    for part in (robustness_markdown(robustness), pass_k_markdown(pass_k)):
+        lines += [""] if part and lines and lines[-1] else []
+        lines += part
     if extra:
         lines += [""] if lines and lines[-1] else []
         lines += ["## Other envs (not in Avg or MR)", ""]
@@ -350,6 +366,8 @@ def write_summary(
     )
     write_text_atomic(out_dir / "summary.md", "\n".join(lines) + "\n")
     write_plots(out_dir, sections)
+    if robustness is not None:
+        write_robustness_plot(out_dir, robustness)
 
 
 def _heading(section: Section) -> str:

@@ -26,6 +26,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
+from mimesis_gym.behaviors.registry import CONTROL
 from mimesis_gym.core.errors import ConfigurationError, MimesisGymError
 from mimesis_gym.core.redact import has_redacted_url_credential
 from mimesis_gym.core.text import map_strings
@@ -176,7 +177,8 @@ def stored_config(out: Path) -> dict[str, Any]:
 
     Its ``envs`` come back written the way :class:`~mimesis_gym.evaluation.runner.EvalConfig` writes
     them (:meth:`~mimesis_gym.envs.table.EnvTable.canonical_names`), so a run stored with an env's id
-    or a repeated env resumes, and compares with today's names, unchanged.
+    or a repeated env resumes, and compares with today's names, unchanged; a run stored before
+    ``user_behaviors`` existed played control only, and says so.
     """
     path = out / "run.json"
     if not path.is_file():
@@ -194,6 +196,8 @@ def stored_config(out: Path) -> dict[str, Any]:
         )
     if isinstance(config, dict) and isinstance(config.get("envs"), list):
         config = {**config, "envs": ENV_TABLE.canonical_names(map(str, config["envs"]))}
+    if isinstance(config, dict) and "user_behaviors" not in config:
+        config = {**config, "user_behaviors": [CONTROL]}
     return config
 
 

@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field, field_validator
 import mimesis_gym
 from mimesis_gym.agents.base import is_privileged
 from mimesis_gym.agents.registry import make_agent
+from mimesis_gym.behaviors.registry import CONTROL
 from mimesis_gym.core.actions import cap_action
 from mimesis_gym.core.config import TOKENS_PLAUSIBLE, TURNS_PLAUSIBLE, ConfigModel, plausible_up_to
 from mimesis_gym.core.errors import ConfigurationError, EndpointUnavailableError, unavailable_from_dict
@@ -41,12 +42,15 @@ from mimesis_gym.core.text import AGENT_TEXT_MAX_BYTES, map_strings, truncate_ut
 from mimesis_gym.envs import ENV_TABLE, EnvEntry
 from mimesis_gym.evaluation.abcd_table import abcd_summaries
 from mimesis_gym.evaluation.aggregate import env_score, mean_ranks, task_scores, weighted_avg
+from mimesis_gym.evaluation.conditions import ConditionPlan, note_behavior, plan_conditions, run_conditions
 from mimesis_gym.evaluation.html_report import write_html_report
 from mimesis_gym.evaluation.limited_model import LimitedModel
+from mimesis_gym.evaluation.passk import pass_k_table
 from mimesis_gym.evaluation.progress import EpisodeProgress, open_progress
 from mimesis_gym.evaluation.ray_workers import run_units_on_ray
 from mimesis_gym.evaluation.records import EpisodeRecord, StepRecord, UserFailureRecord, unit_key
 from mimesis_gym.evaluation.report import write_summary
+from mimesis_gym.evaluation.robustness import robustness_table
 from mimesis_gym.evaluation.rundir import (
     DiskFullError,
     RunLock,
@@ -82,7 +86,9 @@ class EvalConfig(ConfigModel):
 
     Numbers are range-checked (floats finite, :class:`~mimesis_gym.core.config.ConfigModel`; token
     budgets and turns above a plausible bound warn) and repeated names in ``agents``/``users``
-    collapse to one. Each env of ``envs`` is written one way
+    collapse to one, and so do repeated ``user_behaviors`` (written as the registry writes them,
+    ``control`` added first when missing: :func:`~mimesis_gym.evaluation.conditions.run_conditions`).
+    Each env of ``envs`` is written one way
     (:meth:`~mimesis_gym.envs.table.EnvTable.canonical_names`: a table env's short name, another
     registered env's id) and kept once, so an env named two ways (``turtle``, ``TURTLE``,
     ``mimesis/TurtleGym-v0``) is planned and played once.
@@ -114,6 +120,9 @@ class EvalConfig(ConfigModel):
         False, description="local agents decode under the action grammar; HTTP agents ask for structured outputs"
     )
     preset: str | None = None
+    user_behaviors: list[str] = Field(
+        default_factory=lambda: [CONTROL], description="conditions, each its own set of units; control first"
+    )
     workers: int = Field(1, ge=1, description="worker processes (spawned); this process stays the only writer")
     ray_address: str | None = Field(None, description="run the workers as Ray actors on this cluster (extra `ray`)")
 
@@ -121,6 +130,11 @@ class EvalConfig(ConfigModel):
     @classmethod
     def _collapse_repeats(cls, names: list[str]) -> list[str]:
         return list(dict.fromkeys(name.strip() for name in names))
+
+    @field_validator("user_behaviors")
+    @classmethod
+    def _conditions(cls, names: list[str]) -> list[str]:
+        return run_conditions(names)
 
     @field_validator("envs")
     @classmethod
@@ -152,10 +166,11 @@ class WorkUnit(BaseModel):
     task_id: str
     trial: int
     seed: int
+    behavior: str = CONTROL
 
     @property
     def key(self) -> str:
-        return unit_key(self.agent, self.user, self.env_id, self.task_id, self.trial, self.seed)
+        return unit_key(self.agent, self.user, self.env_id, self.task_id, self.trial, self.seed, self.behavior)
 
 
 def _playable(name: str) -> EnvEntry:
@@ -172,8 +187,16 @@ def _playable(name: str) -> EnvEntry:
     return entry
 
 
-RUNNER_ENV_KWARGS = frozenset({"user", "judge", "user_kwargs", "privileged", "role_max_tokens"})
-"""Env kwargs the runner sets from its own flags; ``env_args`` may not set them."""
+RUNNER_ENV_FLAGS = {
+    "user": "--users",
+    "judge": "--judge",
+    "user_kwargs": "--user-arg",
+    "privileged": "--privileged",
+    "role_max_tokens": "--role-max-tokens",
+    "user_behavior": "--user-behaviors",
+}
+"""Env kwargs the runner sets from its own flags (the flag of each); ``env_args`` may not set them."""
+RUNNER_ENV_KWARGS = frozenset(RUNNER_ENV_FLAGS)
 
 
 def check_env_args(config: EvalConfig) -> None:
@@ -184,10 +207,8 @@ def check_env_args(config: EvalConfig) -> None:
             raise ConfigurationError(f"--env-arg {env}.…: {env!r} is not an env of this run ({', '.join(planned)})")
         reserved = sorted(set(kwargs) & RUNNER_ENV_KWARGS)
         if reserved:
-            raise ConfigurationError(
-                f"--env-arg {env}.{reserved[0]}: set by the runner from its own flags (--users, --judge, "
-                "--user-arg, --privileged, --role-max-tokens)"
-            )
+            flag = RUNNER_ENV_FLAGS[reserved[0]]
+            raise ConfigurationError(f"--env-arg {env}.{reserved[0]}: set by the runner from its own flags: use {flag}")
         accepted = planned[env].env_class().init_kwarg_names()
         unknown = sorted(set(kwargs) - accepted)
         if unknown:
@@ -197,15 +218,27 @@ def check_env_args(config: EvalConfig) -> None:
             )
 
 
-def build_plan(config: EvalConfig) -> tuple[list[WorkUnit], dict[str, int]]:
-    """Every unit in order (pair × env × task × trial) and the planned task counts.
+def _ordered_envs(config: EvalConfig) -> list[EnvEntry]:
+    """The run's env entries: the paper's column order, then the others in the order given."""
+    return sorted((_playable(e) for e in config.envs), key=lambda entry: (entry.column is None, entry.column or 0))
 
-    Envs come in the paper's column order, then the others in the order given.
-    ``ConfigurationError`` (before anything runs) for an unknown env, a bad ``env_args`` entry or
-    a split the env's pack lacks.
+
+def condition_plan(config: EvalConfig) -> ConditionPlan:
+    """Which of ``config.user_behaviors`` each env plays (:func:`~.conditions.plan_conditions`)."""
+    return plan_conditions(_ordered_envs(config), config.user_behaviors)
+
+
+def build_plan(config: EvalConfig) -> tuple[list[WorkUnit], dict[str, int]]:
+    """Every unit in order (pair × condition × env × task × trial) and the planned task counts.
+
+    Envs come in the paper's column order, then the others in the order given; conditions in the
+    run's order (control first), each on the envs that play it (:func:`condition_plan`).
+    ``ConfigurationError`` (before anything runs) for an unknown env, a bad ``env_args`` entry, a
+    split the env's pack lacks or a condition no env of the run plays.
     """
     check_env_args(config)
-    ordered = sorted((_playable(e) for e in config.envs), key=lambda entry: (entry.column is None, entry.column or 0))
+    ordered = _ordered_envs(config)
+    played = plan_conditions(ordered, config.user_behaviors).played
     tasks: dict[str, list[str]] = {}
     for entry in ordered:
         kwargs = config.env_kwargs(entry.short)
@@ -223,10 +256,13 @@ def build_plan(config: EvalConfig) -> tuple[list[WorkUnit], dict[str, int]]:
             task_id=task_id,
             trial=trial,
             seed=config.seed + trial,
+            behavior=condition,
         )
         for agent in config.agents
         for user in config.users
+        for condition in config.user_behaviors
         for entry in ordered
+        if condition in played[entry.short]
         for task_id in tasks[entry.short]
         for trial in range(config.trials)
     ]
@@ -267,6 +303,7 @@ async def _run_unit(
         status="ok",
         started_at=started,
         worker=f"{platform.node()}:{os.getpid()}",
+        user_behavior=unit.behavior,
     )
     env = None
     try:
@@ -275,9 +312,12 @@ async def _run_unit(
             user=user_model if user_model is not None else "scripted",
             judge=judge,
             privileged=config.privileged,
+            user_behavior=unit.behavior,
             **kwargs,
         ).unwrapped
         obs, info = await env.areset(seed=unit.seed, options={"task_id": unit.task_id, "episode_id": episode_id})
+        record.max_score = float(env.task_max_score())
+        note_behavior(record, info)
         conv = agent.start(env.system_prompt, env.tools, env.opening_messages)
         conv.env_id = unit.env_id
         if is_privileged(agent):
@@ -335,6 +375,7 @@ async def _run_unit(
                 )
             )
             record.episode_score = info["episode_score"]
+            note_behavior(record, info)
             if config.privileged:
                 privileged_turns.append(_privileged_turn(info))
             if info["user_failure"] and record.status == "ok":
@@ -512,20 +553,31 @@ def summarise(
 
 
 def _summarise_and_write(
-    records: Sequence[EpisodeRecord], planned: dict[str, int], mode: str, judge: str | None, out: Path
+    records: Sequence[EpisodeRecord],
+    planned: dict[str, int],
+    mode: str,
+    judge: str | None,
+    out: Path,
+    not_applicable: dict[str, dict[str, str]] | None = None,
 ) -> list[Section]:
-    """Score the records into the paper's table, the table of other envs and the ABCD table (the
-    env table says which env goes where) and write the summary files; returns the paper's sections."""
+    """Score the control condition's records into the paper's table, the table of other envs and the
+    ABCD table (the env table says which env goes where), every condition's into the robustness and
+    pass^k tables, and write the summary files; returns the paper's sections."""
     by_table: dict[str, list[EpisodeRecord]] = defaultdict(list)
     for record in records:
-        by_table[ENV_TABLE.summary_table(record.env)].append(record)
+        if record.user_behavior == CONTROL:
+            by_table[ENV_TABLE.summary_table(record.env)].append(record)
     sections = summarise(by_table["paper"], planned, mode, judge)
     others = [env for env in planned if ENV_TABLE.summary_table(env) == "extra"]
     extra = summarise(by_table["extra"], planned, mode, judge, columns=others)
     labels = {record.user: resolve_user(record.user).label for record in records}
     abcd = abcd_summaries(by_table["abcd"], labels)
     weights = {env: n for env, n in planned.items() if ENV_TABLE.summary_table(env) == "paper"}
-    write_summary(out, sections, mode=mode, weights=weights, abcd=abcd, extra=extra)
+    robustness = robustness_table(records, mode, labels, not_applicable)
+    pass_k = pass_k_table(records, mode, labels)
+    write_summary(
+        out, sections, mode=mode, weights=weights, abcd=abcd, extra=extra, robustness=robustness, pass_k=pass_k
+    )
     write_html_report(out, records)
     return sections
 
@@ -541,12 +593,14 @@ def report_runs(
 ) -> list[Section]:
     """Merge the records of several runs into one summary (rows = agents, sections = users).
 
-    Runs whose planned task counts or turn caps differ are refused unless ``force``. A corrupt line
+    Runs whose planned task counts or turn caps differ are refused unless ``force``. The robustness and
+    pass^k tables are rebuilt from the records as ``eval`` built them. A corrupt line
     of a run's ``episodes.jsonl`` raises :class:`~mimesis_gym.evaluation.store.CorruptRecordError`;
     with ``skip_corrupt`` it is skipped and reported through ``log`` (default: a warning).
     """
     records: dict[str, EpisodeRecord] = {}
     planned: dict[str, int] = {}
+    not_applicable: dict[str, dict[str, str]] = {}
     reference: tuple[dict[str, int], int] | None = None
     judge = None
     chosen_mode = mode
@@ -557,13 +611,17 @@ def report_runs(
             raise ValueError(f"{run_dir} differs from the first run in its task plan or turn cap (use --force)")
         reference = reference or identity
         planned.update(meta["plan"]["tasks"])
+        for condition, envs in meta["plan"].get("not_applicable", {}).items():
+            not_applicable.setdefault(condition, {}).update(envs)
         judge = judge or meta["config"].get("judge")
         chosen_mode = chosen_mode or meta["config"].get("user_failures", "exclude")
         store = ResultsStore(run_dir / "episodes.jsonl", skip_corrupt=skip_corrupt)
         records.update(store.latest())
         if store.skipped:
             (log or logger.warning)(skipped_note(store.path, store.skipped))
-    return _summarise_and_write(list(records.values()), planned, chosen_mode or "exclude", judge, out)
+    played = {record.user_behavior for record in records.values()}
+    skipped = {condition: envs for condition, envs in not_applicable.items() if condition in played}
+    return _summarise_and_write(list(records.values()), planned, chosen_mode or "exclude", judge, out, skipped)
 
 
 def unavailable_payload(error: EndpointUnavailableError) -> str:
@@ -825,6 +883,7 @@ async def run_eval(
     cancels at once. Signals stay handled until ``run.json`` is written.
     """
     units, planned = build_plan(config)
+    conditions = condition_plan(config)
     parties = RunParties.build(config)
     if config.ray_address not in (None, "auto", "local"):
         from mimesis_gym.evaluation.ray_workers import check_reachable
@@ -839,7 +898,7 @@ async def run_eval(
     with RunLock(out):
         try:
             return await _run_locked(
-                config, out, units, planned, parties, resume=resume, progress=progress, argv=argv,
+                config, out, units, planned, conditions, parties, resume=resume, progress=progress, argv=argv,
                 handle_signals=handle_signals, drain_timeout=drain_timeout, skip_corrupt=skip_corrupt, log=log,
             )  # fmt: skip
         except OSError as error:
@@ -869,6 +928,7 @@ async def _run_locked(
     out: Path,
     units: list[WorkUnit],
     planned: dict[str, int],
+    conditions: ConditionPlan,
     parties: RunParties,
     *,
     resume: bool,
@@ -904,7 +964,8 @@ async def _run_locked(
         meta = {"schema_version": 1, "run_id": uuid.uuid4().hex, "created_at": _now(), "resumes": []}
     meta.update(
         status="running", command=list(argv), config=config_json, config_fingerprint=config_fingerprint(config_json),
-        plan={"units": len(units), "tasks": planned, "agents": config.agents, "users": config.users},
+        plan={"units": len(units), "tasks": planned, "agents": config.agents, "users": config.users,
+              "user_behaviors": config.user_behaviors, "not_applicable": conditions.skipped},
         versions={"mimesis_gym": mimesis_gym.__version__, "python": sys.version.split()[0],
                   "gymnasium": gym.__version__},
         host={"platform": platform.platform(), "cpus": os.cpu_count()},
@@ -920,6 +981,8 @@ async def _run_locked(
             meta["resumes"][-1]["skipped_corrupt_lines"] = list(store.skipped)
             (log or logger.warning)(f"{skipped_note(store.path, store.skipped)}; their episodes play again")
     _write_run_json(out, meta)
+    if (skipped_pairs := conditions.summary_line()) is not None:
+        (log or logger.info)(skipped_pairs)
 
     loop = asyncio.get_running_loop()
     if handle_signals:
@@ -968,7 +1031,7 @@ async def _run_locked(
             if bar is not None:
                 bar.close()
         records = list(store.latest().values())
-        sections = _summarise_and_write(records, planned, config.user_failures, config.judge, out)
+        sections = _summarise_and_write(records, planned, config.user_failures, config.judge, out, conditions.skipped)
         totals: dict[str, int] = defaultdict(int)
         for record in records:
             totals[record.status] += 1

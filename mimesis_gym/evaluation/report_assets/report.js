@@ -6,7 +6,8 @@
   const OVERSCAN = 8;
   const COLUMNS = [
     ["#", null, "n"], ["Env", "env"], ["Task", "task_id"], ["Agent", "agent"], ["User", "user"],
-    ["Tr.", "trial", "n"], ["Status", "status"], ["Score", "episode_score", "n"], ["Turns", "n_turns", "n"],
+    ["Tr.", "trial", "n"], ["Beh.", "user_behavior"], ["Status", "status"], ["Score", "episode_score", "n"],
+    ["Turns", "n_turns", "n"],
     ["Secs", "duration_s", "n"], ["Fail.", "n_user_failures", "n"],
   ];
 
@@ -239,13 +240,21 @@
     return box;
   }
 
+  function behaviorText(r) {
+    const condition = r.user_behavior || "control";
+    if (condition === "control") return condition;
+    const turns = (r.behavior_turns || []).length ? " (turns " + r.behavior_turns.join(", ") + ")" : "";
+    const enacted = r.behavior_enacted === true ? "enacted" : r.behavior_enacted === false ? "not enacted" : "not checked";
+    return condition + ": " + enacted + turns;
+  }
+
   function renderDetail() {
     if (current === null) return;
     const r = record(current);
     const nodes = [el("h3", { text: r.env + " · " + r.task_id + " · " + r.agent + " vs " + r.user })];
     const facts = [["status", r.status], ["episode score", number(r.episode_score, 4)], ["turns", r.n_turns],
       ["terminated / truncated", r.terminated + " / " + r.truncated], ["trial · seed", r.trial + " · " + r.seed],
-      ["judge", r.judge], ["env id", r.env_id], ["seconds", number(r.duration_s, 2)], ["key", r.key],
+      ["user behaviour", behaviorText(r)], ["judge", r.judge], ["env id", r.env_id], ["seconds", number(r.duration_s, 2)], ["key", r.key],
       ["run", r.run_id], ["worker", r.worker], ["started", r.started_at]];
     nodes.push(el("dl", { class: "facts" }, ...facts.reduce(function (all, fact) {
       return all.concat([el("dt", { text: fact[0] }), el("dd", { text: text(fact[1]) })]);
