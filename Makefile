@@ -124,6 +124,12 @@ bench-users: $(VENV)/.installed-dev $(VLLM_VENV)/.installed-vllm
 bench-humans: $(VENV)/.installed-dev
 	$(PY) benchmarks/humans_scorecard_time.py
 
+# Hard users: the enactment checks over every shipped task, then a robustness run of the scripted
+# baseline and the oracle under four behaviours with pass^k (docs/behaviors.md, docs/evaluation.md).
+bench-robustness: $(VENV)/.installed-dev
+	$(PY) benchmarks/behavior_checks.py
+	$(PY) benchmarks/robustness.py
+
 bench-rollouts: $(VENV)/.installed-dev $(VLLM_VENV)/.installed-vllm
 	MIMESIS_VLLM_PYTHON=$(VLLM_VENV)/bin/python $(PY) benchmarks/rollout_throughput.py
 

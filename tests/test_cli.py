@@ -101,7 +101,7 @@ def test_check_passes_as_a_console_script():
         [sys.executable, "-m", "mimesis_gym.cli", "check", "--envs", "function"], capture_output=True, text=True
     )
     assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.strip().splitlines()[-1] == "6 passed, 0 failed"
+    assert out.stdout.strip().splitlines()[-1] == "7 passed, 0 failed"
 
 
 def test_check_fails_with_a_nonzero_exit(monkeypatch, capsys):

@@ -164,3 +164,19 @@ def test_report_rebuilds_the_same_robustness_and_pass_k_tables(clean_env_table, 
     assert (tmp_path / "copy" / "summary.md").read_text() == (tmp_path / "run" / "summary.md").read_text()
     b3 = next(row for row in written["pass_k"]["rows"] if row["env"] == "ask" and row["condition"] == "B3")
     assert (b3["trials"], b3["pass_hat_k"], b3["pass_at_k"]) == (2, [0.0, 0.0], [0.0, 0.0])
+
+
+def test_with_a_judge_each_behaviour_episode_gets_a_reading_beside_the_rule(clean_env_table, tmp_path, fault_server):
+    behavior_env.register()
+    fault_server.script(*['ok:{"enacted": false, "turns": []}'] * 8)
+    judge = f"openai:fault-model@{fault_server.base_url}"
+    config = EvalConfig(envs=[ASK_ID], agents=["oracle"], user_behaviors=["B3"], judge=judge, limit=1, max_turns=4)
+    summary = run(config, tmp_path)
+    records = {r.user_behavior: r for r in ResultsStore(tmp_path / "episodes.jsonl").latest().values()}
+    assert (records["B3"].behavior_enacted, records["B3"].behavior_judged) == (True, False)
+    assert records["control"].behavior_judged is None  # control is never sent
+    asked = [r["body"] for r in fault_server.requests if "Behaviour B3" in str(r["body"].get("messages"))]
+    assert len(asked) == 1 and "USER 1: Why do you need to know that?" in asked[0]["messages"][1]["content"]
+    b3 = next(row for row in summary["robustness"]["rows"] if row["condition"] == "B3")
+    assert (b3["enacted_share"], b3["judged_share"], b3["n_judged"]) == (1.0, 0.0, 1)
+    assert "| Enacted | Judge: enacted | Episodes |" in (tmp_path / "summary.md").read_text()

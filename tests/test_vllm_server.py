@@ -235,6 +235,36 @@ def test_env_episode_with_the_tiny_model_as_user_and_judge(vllm_base_url, env_id
     env.close()
 
 
+def test_the_tiny_user_over_http_plays_a_behaviour_in_taugym(vllm_base_url):
+    """The directive reaches the served model in every user call, and the episode reports the condition
+    and whether the check saw it (the tiny model's wording decides which: content is not checked)."""
+    import gymnasium as gym
+
+    from mimesis_gym.evaluation.contract import check_step_result
+    from tests.support.chat_models import RecordingChatModel
+
+    model = RecordingChatModel(tiny(vllm_base_url))
+    env = gym.make("mimesis/TauGym-v0", user=model, split="demo", role_max_tokens=48, user_behavior="B9")
+    obs, info = env.reset(seed=0, options={"task_id": "orig-retail-demo-000"})
+    check_step_result(env, (obs, info), after_reset=True)
+    result = (obs, 0.0, False, False, info)
+    for action in ("[action] Hello! What is your email?", "[action] Which order is it?", "[action] Anything else?"):
+        result = env.step(action)
+        check_step_result(env, result)
+        if result[2] or result[3]:
+            break
+    reported = result[4]["user_behavior"]
+    assert reported["id"] == "B9" and isinstance(reported["enacted"], bool)
+    assert model.calls and all(
+        "How you behave in this conversation: Push the agent with short, impatient messages"
+        in call["messages"][0]["content"]
+        for call in model.calls
+    )
+    opening = env.unwrapped.user_exchanges[0]
+    assert opening.turn == 0 and opening.user_text == obs  # the served customer's own first message
+    env.close()
+
+
 def test_eval_of_two_envs_with_the_tiny_agent_over_http(vllm_base_url, tmp_path, monkeypatch):
     from mimesis_gym.evaluation.runner import EvalConfig, run_eval
     from mimesis_gym.evaluation.store import ResultsStore

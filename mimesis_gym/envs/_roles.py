@@ -1,14 +1,27 @@
-"""Role pieces shared by several envs: yes/no answerers and the history block of their prompts."""
+"""Role pieces shared by several envs: yes/no answerers, the history block of their prompts, and the
+pieces of their user behaviours (docs/behaviors.md) that TurtleGym and TelepathyGym share."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any, ClassVar, NamedTuple
 
+from mimesis_gym.behaviors.phrases import PRESSURE
+from mimesis_gym.behaviors.text import words_of
 from mimesis_gym.core.chat import ChatReply
 from mimesis_gym.core.roles import LLMRole, Role, RoleOutputError, RoleSession
+from mimesis_gym.envs._matching import NEGATION_TOKENS, STOPWORDS
 
-__all__ = ["Answered", "LLMYesNoRole", "ask", "format_history", "lenient_yes_no_maybe"]
+__all__ = [
+    "Answered",
+    "LLMYesNoRole",
+    "ask",
+    "format_history",
+    "hidden_words",
+    "host_rules_note",
+    "lenient_yes_no_maybe",
+    "reply_sentence",
+]
 
 
 def lenient_yes_no_maybe(response: str) -> str:
@@ -70,3 +83,35 @@ async def ask(
     history.append((question, result.value))
     detail = (result.parsed or {}).get(detail_key)
     return Answered(result.value, result.thought, result.value, {"response": result.value, detail_key: detail})
+
+
+# -- user behaviours of a yes/no host ------------------------------------------------------------
+
+
+def reply_sentence(value: object) -> str | None:
+    """A yes/no host's reply as the scripted behaviours read it: a bare answer gets a full stop
+    (``"Yes"`` → ``"Yes."``), so a line a behaviour adds after it reads as a sentence of its own.
+    The reply stands unchanged where the behaviour adds nothing; ``None`` for a value without text."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    return f"{text}." if text and text[-1].isalnum() else value
+
+
+def hidden_words(hidden: str, public: str) -> tuple[str, ...]:
+    """The content words (4+ letters) of ``hidden`` that ``public`` does not use, in order: what a
+    host would give away by saying them (B9's ``informative``). Function words and the pressure words
+    of an impatient line (``still``, ``waiting``) are left out: saying them gives nothing away."""
+    common = set(words_of(public, 1)) | STOPWORDS | NEGATION_TOKENS
+    kept = (word for word in words_of(hidden, 4) if word not in common and not PRESSURE.matches(word))
+    return tuple(dict.fromkeys(kept))
+
+
+def host_rules_note(never: str) -> str:
+    """The rules note of a yes/no host's behaviour directive: it keeps answering in the JSON
+    ``response``, truthfully, and never does ``never`` (tell the story, name the entity)."""
+    return (
+        "Keep the game's rules while you do: everything you say goes in the JSON `response`; when you "
+        'answer a question, answer it truthfully with "Yes", "No" or "Maybe" (your behaviour\'s words go '
+        f"around that answer); never {never}."
+    )

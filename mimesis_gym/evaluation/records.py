@@ -90,6 +90,9 @@ class EpisodeRecord(BaseModel):
     ``None`` under control and where the episode never reached the env."""
     behavior_turns: list[int] = Field(default_factory=list)
     """The turns the behaviour showed in."""
+    behavior_judged: bool | None = None
+    """The judge model's reading (``eval --judge``): whether it saw the behaviour; ``None`` under
+    control, without a judge, or when the judge failed (docs/behaviors.md, "Was it enacted?")."""
     max_score: float | None = None
     """The task's best reachable episode score (``env.task_max_score()`` at reset): an episode succeeded
     when it reached it (pass^k); ``None`` where the env never reset and in older records."""

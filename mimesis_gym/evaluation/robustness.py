@@ -63,6 +63,9 @@ class RobustnessCell(BaseModel):
     enacted_share: float | None
     n_episodes: int
     n_enacted: int
+    judged_share: float | None = None
+    """The share of the judge's readings that saw the behaviour (``eval --judge``); ``None`` without any."""
+    n_judged: int = 0
 
 
 class EnvRobustness(RobustnessCell):
@@ -106,6 +109,7 @@ def _mean(values: Sequence[float]) -> float | None:
 def _env_row(env: str, played: Sequence[EpisodeRecord], control: Sequence[EpisodeRecord]) -> EnvRobustness:
     score, base = _score(played), _score(control)
     enacted = sum(record.behavior_enacted is True for record in played)
+    readings = [record.behavior_judged for record in played if record.behavior_judged is not None]
     return EnvRobustness(
         env=env,
         score=score,
@@ -114,6 +118,8 @@ def _env_row(env: str, played: Sequence[EpisodeRecord], control: Sequence[Episod
         enacted_share=enacted / len(played) if played else None,
         n_episodes=len(played),
         n_enacted=enacted,
+        judged_share=sum(readings) / len(readings) if readings else None,
+        n_judged=len(readings),
     )
 
 
@@ -139,11 +145,13 @@ def _condition_row(
     base = _mean([row.control for row in paired if row.control is not None])
     n_episodes = sum(row.n_episodes for row in by_env)
     n_enacted = sum(row.n_enacted for row in by_env)
+    n_judged = sum(row.n_judged for row in by_env)
+    judged_yes = sum(round((row.judged_share or 0.0) * row.n_judged) for row in by_env)
     return RobustnessRow(
         user=user, agent=agent, condition=condition, envs=[row.env for row in paired], score=score, control=base,
         delta=None if score is None or base is None else score - base,
         enacted_share=n_enacted / n_episodes if n_episodes else None, n_episodes=n_episodes, n_enacted=n_enacted,
-        by_env=by_env,
+        judged_share=judged_yes / n_judged if n_judged else None, n_judged=n_judged, by_env=by_env,
     )  # fmt: skip
 
 
@@ -195,14 +203,19 @@ def robustness_markdown(table: RobustnessTable | None) -> list[str]:
         f"Scores ×100 per condition (scoring mode {table.mode}): the mean over the envs the condition was played "
         "on of each env's score, beside control's on the same envs and tasks. " + NOT_ROBUSTNESS,
         "",
-        "| User | Agent | Condition | Envs | Score | Control | Δ vs control | Enacted | Episodes |",
-        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    judged = any(row.n_judged for row in table.rows)
+    judge_head, judge_rule = (" Judge: enacted |", "---|") if judged else ("", "")
+    lines += [
+        f"| User | Agent | Condition | Envs | Score | Control | Δ vs control | Enacted |{judge_head} Episodes |",
+        f"|---|---|---|---|---|---|---|---|{judge_rule}---|",
     ]
     for row in table.rows:
         delta = "—" if row.delta is None else f"{row.delta:+.2f}"
+        judge_cell = f" {_share(row.judged_share)} |" if judged else ""
         lines.append(
             f"| {row.user} | {row.agent} | {row.condition} | {len(row.envs)} | {display(row.score)} | "
-            f"{display(row.control)} | {delta} | {_share(row.enacted_share)} | {row.n_episodes} |"
+            f"{display(row.control)} | {delta} | {_share(row.enacted_share)} |{judge_cell} {row.n_episodes} |"
         )
     if table.not_applicable:
         lines += ["", "Not applicable (not played): " + "; ".join(

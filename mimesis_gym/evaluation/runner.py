@@ -42,6 +42,7 @@ from mimesis_gym.core.text import AGENT_TEXT_MAX_BYTES, map_strings, truncate_ut
 from mimesis_gym.envs import ENV_TABLE, EnvEntry
 from mimesis_gym.evaluation.abcd_table import abcd_summaries
 from mimesis_gym.evaluation.aggregate import env_score, mean_ranks, task_scores, weighted_avg
+from mimesis_gym.evaluation.behavior_judge import judge_enactment
 from mimesis_gym.evaluation.conditions import ConditionPlan, note_behavior, plan_conditions, run_conditions
 from mimesis_gym.evaluation.html_report import write_html_report
 from mimesis_gym.evaluation.limited_model import LimitedModel
@@ -384,6 +385,12 @@ async def _run_unit(
                 record.terminated, record.truncated = terminated, truncated
                 break
         record.transcript = [_recorded_message(message) for message in conv.messages]
+        if unit.behavior != CONTROL and config.judge is not None and judge is not None:
+            reading = await judge_enactment(
+                judge, unit.behavior, env.user_exchanges, episode_id=episode_id, seed=unit.seed,
+                role_max_tokens=config.role_max_tokens,
+            )  # fmt: skip
+            record.behavior_judged = None if reading is None else reading.enacted
         if config.privileged:
             record.privileged = {
                 "thoughts": [t.to_dict() for t in env.thought_records],

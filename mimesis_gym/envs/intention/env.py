@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from mimesis_gym.behaviors.play import EnvBehaviors
 from mimesis_gym.core.actions import ParsedAction
 from mimesis_gym.core.disclosure import DisclosureItem, content_words
 from mimesis_gym.core.env import ConversationEnv, StepOutcome, clipped_parts
 from mimesis_gym.core.roles import Role
 from mimesis_gym.core.tasks import TaskPack
 from mimesis_gym.envs._userrl import read_prompt_strings, userrl_root
+from mimesis_gym.envs.intention.behaviors import USER_BEHAVIORS
 from mimesis_gym.envs.intention.roles import (
     USERRL_PROMPTS,
     USERRL_SYSTEM_FUNCTIONS,
@@ -82,6 +84,7 @@ class IntentionEnv(ConversationEnv[IntentionTask]):
     | ``multi_detail_penalty`` | float | 0.2 | penalty per extra detail covered in one question |
     | ``reward_scale`` | float | 1.0 | multiplies the coverage reward |
     | ``step_penalty`` | float | 0.0 | subtracted every step (constant) |
+    | ``user_behavior`` | str, list or dict | "control" | the user's behaviour (docs/behaviors.md) |
 
     ## Version History
 
@@ -93,6 +96,7 @@ class IntentionEnv(ConversationEnv[IntentionTask]):
     tolerated_kinds: ClassVar[dict[str, str]] = {"answer": "action", "search": "action"}
     reward_part_names: ClassVar[tuple[str, ...]] = ("coverage", "step_penalty", "clip")
     role_names: ClassVar[tuple[str, ...]] = ("responder", "coverage")
+    user_behaviors: ClassVar[EnvBehaviors] = USER_BEHAVIORS
     draws_llm_seed_base: ClassVar[bool] = False  # drawn after the held options (docs/envs/intention.md, "Options")
     default_system_prompt: ClassVar[str] = SYSTEM_PROMPT
     tool_description: ClassVar[str] = "Ask one clarifying question about a missing detail of the task."

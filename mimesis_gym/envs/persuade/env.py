@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from mimesis_gym.behaviors.play import EnvBehaviors
 from mimesis_gym.core.actions import ParsedAction, UserRLReading, userrl_reading
 from mimesis_gym.core.env import ConversationEnv, StepOutcome, clipped_parts
 from mimesis_gym.core.roles import Role
 from mimesis_gym.core.tasks import TaskPack
 from mimesis_gym.envs._userrl import read_prompt_strings, userrl_root
+from mimesis_gym.envs.persuade.behaviors import USER_BEHAVIORS
 from mimesis_gym.envs.persuade.roles import (
     STANCES,
     USERRL_PROMPTS,
@@ -89,6 +91,7 @@ class PersuadeEnv(ConversationEnv[PersuadeTask]):
     | ``step_penalty`` | float | 0.0 | subtracted every step when > 0 (constant) |
     | ``max_levels_per_turn`` | int | 2 | most stance levels the scripted persuadee moves in one turn |
     | ``action_grammar`` | str | ``"native"`` | ``"userrl"``: untagged text and an empty tag are arguments |
+    | ``user_behavior`` | str, list or dict | ``"control"`` | the user's behaviour (docs/behaviors.md) |
 
     ## Version History
 
@@ -100,6 +103,7 @@ class PersuadeEnv(ConversationEnv[PersuadeTask]):
     tolerated_kinds: ClassVar[dict[str, str]] = {"action": "answer", "search": "answer"}
     reward_part_names: ClassVar[tuple[str, ...]] = ("stance_gain", "step_penalty", "clip")
     role_names: ClassVar[tuple[str, ...]] = ("persuadee", "stance_judge")
+    user_behaviors: ClassVar[EnvBehaviors] = USER_BEHAVIORS
     default_system_prompt: ClassVar[str] = SYSTEM_PROMPT
     tool_description: ClassVar[str] = "Give an argument against the environment's statement."
 

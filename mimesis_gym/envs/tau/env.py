@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
+from mimesis_gym.behaviors.play import EnvBehaviors
 from mimesis_gym.core.actions import MalformedAction, ParsedAction, interact_with_env_tool
 from mimesis_gym.core.disclosure import DisclosureItem
 from mimesis_gym.core.env import ConversationEnv, StepOutcome
 from mimesis_gym.core.roles import Role, RoleResult
+from mimesis_gym.envs.tau.behaviors import USER_BEHAVIORS
 from mimesis_gym.envs.tau.db import EpisodeDB, canonical_text
 from mimesis_gym.envs.tau.disclosure import tau_disclosure_items
 from mimesis_gym.envs.tau.roles import STOP, LLMUser, ScriptedUser
@@ -121,6 +123,7 @@ class TauEnv(ConversationEnv[TauTask]):
     | ``user_temperature`` | float or None | None | LLM user temperature (``None``: server default) |
     | ``user_max_tokens`` | int | 2048 | token budget of one LLM-user reply |
     | ``scripted_patience`` | int | 8 | the scripted user stops after this many agent messages |
+    | ``user_behavior`` | str, list or dict | ``"control"`` | the user's behaviour (docs/behaviors.md) |
 
     Plus the common kwargs (``judge``, ``lenient_parsing`` and ``prompt_set`` have no effect).
 
@@ -133,6 +136,7 @@ class TauEnv(ConversationEnv[TauTask]):
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"search", "action", "answer", "finish"})
     reward_part_names: ClassVar[tuple[str, ...]] = ()
     role_names: ClassVar[tuple[str, ...]] = ("user",)
+    user_behaviors: ClassVar[EnvBehaviors] = USER_BEHAVIORS
     has_judge: ClassVar[bool] = False  # no judge role: a run-wide judge is accepted and ignored
     tool_description: ClassVar[str] = "Talk to the customer, list the internal tools, or call one of them."
 

@@ -180,9 +180,9 @@ def _slot_answer(slot: str, facts: UserFacts) -> str:
         return f"It's about: {'; '.join(items)}." if items else "I'm not sure which items exactly."
     if slot == "choice":
         targets = list(facts.targets.values())
-        return f"I'd like: {'; '.join(targets)}." if targets else "I don't have a preference."
+        return f"I'd like: {'; '.join(targets)}." if targets else "Any option is fine with me."
     if slot == "payment":
-        return f"Please use my {facts.payment}." if facts.payment else "I don't have a preference for the payment."
+        return f"Please use my {facts.payment}." if facts.payment else "Any payment method is fine with me."
     if slot == "reason":
         return f"The reason is: {facts.reason}." if facts.reason else "I'd rather not go into the reason."
     if slot == "address":

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from mimesis_gym.behaviors.play import EnvBehaviors
 from mimesis_gym.core.actions import ParsedAction, UserRLReading, userrl_reading
 from mimesis_gym.core.disclosure import DisclosureItem
 from mimesis_gym.core.env import ConversationEnv, StepOutcome, gain_parts
 from mimesis_gym.core.roles import Role
 from mimesis_gym.envs._roles import ask
 from mimesis_gym.envs._userrl import read_prompt_strings, userrl_root
+from mimesis_gym.envs.telepathy.behaviors import USER_BEHAVIORS
 from mimesis_gym.envs.telepathy.roles import (
     ANSWERER_FALLBACK,
     JUDGE_FALLBACK,
@@ -86,9 +88,11 @@ class TelepathyEnv(ConversationEnv[TelepathyTask]):
     | ``action_grammar`` | str | ``"native"`` | ``"userrl"``: an empty ``[answer]`` is judged, untagged text asked |
     | ``reward_scale`` | float | 1.0 | multiplies the gain |
     | ``step_penalty`` | float | 0.0 | subtracted × turn |
+    | ``user_behavior`` | str, list or dict | ``"control"`` | the user's behaviour (docs/behaviors.md) |
 
-    Plus the common kwargs. With ``pack="upstream"`` the scripted answerer is unavailable (UserRL
-    entities have no attributes); a scripted guess judge works (aliases = the title).
+    Plus the common kwargs. The answerer plays every behaviour but B5 and B6
+    (docs/envs/telepathy.md, "User behaviours"). With ``pack="upstream"`` the scripted answerer is
+    unavailable (UserRL entities have no attributes); a scripted guess judge works (aliases = the title).
 
     ## Version History
 
@@ -100,6 +104,7 @@ class TelepathyEnv(ConversationEnv[TelepathyTask]):
     tolerated_kinds: ClassVar[dict[str, str]] = {"search": "action"}
     reward_part_names: ClassVar[tuple[str, ...]] = ("guess_gain", "step_penalty", "clip")
     role_names: ClassVar[tuple[str, ...]] = ("answerer", "guess_judge")
+    user_behaviors: ClassVar[EnvBehaviors] = USER_BEHAVIORS
     default_system_prompt: ClassVar[str] = SYSTEM_PROMPT
     tool_description: ClassVar[str] = "Ask a yes-or-no question about the entity, or guess it."
 

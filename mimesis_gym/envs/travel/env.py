@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
+from mimesis_gym.behaviors.play import EnvBehaviors
 from mimesis_gym.core.actions import ParsedAction
 from mimesis_gym.core.disclosure import DisclosureItem
 from mimesis_gym.core.env import ConversationEnv, StepOutcome, clipped_parts
-from mimesis_gym.core.roles import Role
+from mimesis_gym.core.roles import Role, RoleResult
 from mimesis_gym.core.tasks import TaskPack
 from mimesis_gym.envs._userrl import userrl_root
+from mimesis_gym.envs.travel.behaviors import USER_BEHAVIORS
 from mimesis_gym.envs.travel.prompts import (
     BUDGET_SENTENCE,
     FEEDBACK,
@@ -131,6 +133,7 @@ class TravelEnv(ConversationEnv[TravelTask]):
     | ``step_penalty`` | float | 0.0 | subtracted every well-formed step |
     | ``normalize_rewards`` | bool | False | clip each step reward to [0, 1] |
     | ``search_correct_reward`` … ``wrong_choice_penalty`` | float | profile | override a reward constant |
+    | ``user_behavior`` | str, list or dict | "control" | the user's behaviour (docs/behaviors.md) |
 
     ## Version History
 
@@ -142,6 +145,7 @@ class TravelEnv(ConversationEnv[TravelTask]):
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"search", "action", "answer", "finish"})
     reward_part_names: ClassVar[tuple[str, ...]] = ("search", "preference", "choice", "step_penalty", "clip")
     role_names: ClassVar[tuple[str, ...]] = ("search_judge", "classifier", "responder")
+    user_behaviors: ClassVar[EnvBehaviors] = USER_BEHAVIORS
     draws_llm_seed_base: ClassVar[bool] = False  # drawn after the display orders (docs/envs/travel.md, "Options")
     default_system_prompt: ClassVar[str] = SYSTEM_PROMPT
     tool_description: ClassVar[str] = (
@@ -435,7 +439,7 @@ class TravelEnv(ConversationEnv[TravelTask]):
                 self._elicit(target)
         elif kind in ("3", "4"):
             self.nonpreference_times += 1
-            reply, spoken = FEEDBACK[f"type{kind}"], False
+            reply, spoken = self._canned_reply(FEEDBACK[f"type{kind}"])
         else:
             self.nonpreference_times += 1
             answered = await self.responder(
@@ -458,6 +462,16 @@ class TravelEnv(ConversationEnv[TravelTask]):
             user_utterance=reply if spoken else None,
             judgements=judgements,
         )
+
+    def _canned_reply(self, text: str) -> tuple[str, bool]:
+        """A canned reply (types 3 and 4) and whether the traveller spoke it. Under a behaviour the scripted
+        traveller plays it too: it passes through the enactment, and a line the behaviour rewrote is the
+        user's own reply (docs/envs/travel.md, "User behaviours"); otherwise it is the env's text."""
+        behavior = self._session.behavior
+        if behavior is None or not getattr(self.responder, "scripted", False):
+            return text, False
+        played = behavior.enact(self.responder.name, RoleResult(text)).value
+        return played, played != text
 
     def _elicit(self, preference: NumberedPreference) -> None:
         self.remaining = [p for p in self.remaining if p.id != preference.id]

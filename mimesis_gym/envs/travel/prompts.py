@@ -154,11 +154,12 @@ FEEDBACK: dict[str, str] = {
 
 NATURAL_REPLIES: tuple[str, ...] = (
     "Sure, that sounds fine to me.",
-    "Okay. I don't have strong feelings about that.",
-    "Hmm, nothing particular comes to mind on that front.",
+    "Okay. No strong feelings either way.",
+    "Nothing in particular comes to mind on that front.",
     "Alright, that's all the same to me.",
 )
-"""The scripted natural replies: neutral, no preference, no question."""
+"""The scripted natural replies: neutral, no preference, no question, and none of the words the behaviour
+checks read as a refusal or displeasure (``I don't have``, ``hmm``), so a control episode shows none."""
 
 NOTES: dict[str, str] = {
     "1": "The agent's message is not about any of my preferences. I will reply naturally.",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from mimesis_gym.behaviors.play import EnvBehaviors
 from mimesis_gym.core.actions import ParsedAction
 from mimesis_gym.core.disclosure import DisclosureItem
 from mimesis_gym.core.env import ConversationEnv, StepOutcome, gain_parts
@@ -11,6 +12,7 @@ from mimesis_gym.core.roles import Role
 from mimesis_gym.core.tasks import TaskPack
 from mimesis_gym.envs._roles import ask
 from mimesis_gym.envs._userrl import read_prompt_strings, userrl_root
+from mimesis_gym.envs.turtle.behaviors import USER_BEHAVIORS
 from mimesis_gym.envs.turtle.roles import (
     FALLBACK_TEXT,
     USERRL_PROMPTS,
@@ -93,8 +95,10 @@ class TurtleEnv(ConversationEnv[TurtleTask]):
     | ``oracle_sees_history`` | bool | False | show the LLM oracle earlier Q/A pairs (UserRL: no history) |
     | ``step_penalty`` | float | 0.0 | subtracted × turn |
     | ``reward_scale`` | float | 1.0 | multiplies the gain |
+    | ``user_behavior`` | str, list or dict | ``"control"`` | the user's behaviour (docs/behaviors.md) |
 
     Plus the common kwargs (``user``, ``judge``, ``pack``, ``split``, ``lenient_parsing``, …).
+    The oracle plays every behaviour but B5 and B6 (docs/envs/turtle.md, "User behaviours").
 
     ## Version History
 
@@ -106,6 +110,7 @@ class TurtleEnv(ConversationEnv[TurtleTask]):
     tolerated_kinds: ClassVar[dict[str, str]] = {"search": "action"}
     reward_part_names: ClassVar[tuple[str, ...]] = ("answer_gain", "step_penalty", "clip")
     role_names: ClassVar[tuple[str, ...]] = ("oracle", "rubric")
+    user_behaviors: ClassVar[EnvBehaviors] = USER_BEHAVIORS
     default_system_prompt: ClassVar[str] = SYSTEM_PROMPT
     tool_description: ClassVar[str] = "Ask a yes-or-no question about the hidden story, or tell the story."
 
