@@ -99,29 +99,24 @@ def test_every_recipe_is_tested() -> None:
     assert {path.stem for path in RECIPES.glob("*.yaml")} == set(EXPECTED)
 
 
-def unplayed_behaviours(recipe: str) -> tuple[list[tuple[str, str]], bool]:
-    """The ``(env id, behaviour)`` pairs of a recipe's ``user_behavior`` mixtures that their env does not play
-    on this checkout, and whether any env of the recipe plays a behaviour at all."""
+def unplayed_behaviours(recipe: str) -> list[tuple[str, str]]:
+    """The ``(env id, behaviour)`` pairs of a recipe's ``user_behavior`` mixtures that their env does not play."""
     import yaml
 
     from mimesis_gym.algorithms.tasks import env_creator
 
     data = yaml.safe_load((RECIPES / f"{recipe}.yaml").read_text(encoding="utf-8"))
-    ids = [item if isinstance(item, str) else item["id"] for item in data["envs"]]
     mixtures = {item["id"]: item["kwargs"]["user_behavior"] for item in data["envs"] if isinstance(item, dict)}
-    unplayed = [
+    return [
         (env_id, behavior)
         for env_id, mixture in mixtures.items()
         for behavior in mixture
         if behavior != "control" and behavior not in env_creator(env_id).user_behaviors.applicable
     ]
-    return unplayed, any(env_creator(env_id).user_behaviors.applicable for env_id in ids)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_recipe_dry_runs_with_the_paper_settings(name: str, tmp_path: Path) -> None:
-    if name == "agent_hard_users" and not unplayed_behaviours(name)[1]:
-        pytest.skip("its envs play no user behaviour on this checkout: see test_the_hard_users_recipe_names_…")
     if name == "base_sft":  # its data comes from `mimesis-gym collect`: one collected line stands in
         (tmp_path / "data").mkdir()
         line = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "[answer] x"}]}
@@ -134,20 +129,10 @@ def test_recipe_dry_runs_with_the_paper_settings(name: str, tmp_path: Path) -> N
         assert line in result.stdout, f"{line!r} missing from:\n{result.stdout}"
 
 
-def test_the_hard_users_recipe_names_only_behaviours_its_envs_play(tmp_path: Path) -> None:
-    """Once the envs play behaviours, every one of the mixture is played by its env (the dry run above then
-    shows the mixture); while they play none (the behaviours' seam without the envs' part), the dry run
-    refuses the recipe in one line naming the env, the behaviour and what the env plays."""
-    unplayed, any_played = unplayed_behaviours("agent_hard_users")
-    if any_played:
-        assert not unplayed, f"recipes/agent_hard_users.yaml names behaviours its envs do not play: {unplayed}"
-        return
-    env_id, behavior = unplayed[0]
-    result = dry_run(RECIPES / "agent_hard_users.yaml", cwd=tmp_path)
-    assert result.returncode == 2, result.stdout
-    (line,) = result.stderr.strip().splitlines()
-    assert line.startswith(f"mimesis-gym train: user behavior {behavior} does not apply to {env_id}: ")
-    assert line.endswith("; applicable: control")
+def test_the_hard_users_recipe_names_only_behaviours_its_envs_play() -> None:
+    """Read from the envs' own declarations (``user_behaviors``): an env that stops playing one of the
+    mixture's behaviours fails here by name, before the dry run's one-line refusal above."""
+    assert not unplayed_behaviours("agent_hard_users"), "recipes/agent_hard_users.yaml names unplayed behaviours"
 
 
 def test_the_sft_recipe_names_its_missing_data_in_one_line(tmp_path: Path) -> None:
