@@ -411,6 +411,7 @@ def _given_settings(args: argparse.Namespace) -> dict[str, Any]:
         "user_kwargs": _parse_assignments(args.user_arg, "--user-arg", scoped=False) if args.user_arg else None,
         "preset": "paper" if args.paper else None,
         "user_behaviors": _user_behaviors(args.user_behaviors),
+        "behavior_agents": _names(args.behavior_agents),
     }
 
 
@@ -467,6 +468,9 @@ def eval_config(args: argparse.Namespace, out: Any) -> Any:
             settings.setdefault("agent_max_tokens", 64)
             settings.setdefault("constrained_actions", True)
             settings["limit"] = 2
+            if settings["agents"] == list(MAIN_JOB_AGENTS) and "user_behaviors" not in settings:
+                settings["user_behaviors"] = list(MAIN_JOB_BEHAVIORS)
+                settings.setdefault("behavior_agents", list(MAIN_JOB_BEHAVIOR_AGENTS))
         config = EvalConfig(**settings)
         if args.paper:
             from mimesis_gym.evaluation.presets import paper_env_args
@@ -475,10 +479,16 @@ def eval_config(args: argparse.Namespace, out: Any) -> Any:
     except ValidationError as error:
         _usage(validation_problems(error))
     if demo:
+        hard = config.user_behaviors[1:]
+        robustness = (
+            f"; {' and '.join(config.behavior_agents or config.agents)} also against users playing {', '.join(hard)}"
+            if hard
+            else ""
+        )
         print(
             f"embedded defaults: agents {', '.join(config.agents)}, {config.limit} tasks per env, agent max_tokens "
-            f"{config.agent_max_tokens}, {config.max_turns} turns (lift with --limit, --agent-max-tokens, "
-            "--max-turns)",
+            f"{config.agent_max_tokens}, {config.max_turns} turns{robustness} (lift with --limit, "
+            "--agent-max-tokens, --max-turns, --user-behaviors)",
             file=sys.stderr,
         )
     return config
@@ -1052,6 +1062,10 @@ def build_parser() -> argparse.ArgumentParser:
         "its own set of episodes, on the envs whose user plays it, control always included; summary.md adds a "
         "Robustness table (Δ vs control, enacted share)",
     )  # fmt: skip
+    ev.add_argument(
+        "--behavior-agents", metavar="AGENTS",
+        help="the agents that play the --user-behaviors other than control, comma-separated (default: every agent)",
+    )  # fmt: skip
     ev.add_argument("--env-arg", action="append", help="ENV.KEY=VALUE passed to that env (repeatable)")
     ev.add_argument(
         "--user-arg", action="append", help="KEY=VALUE for every HTTP user, e.g. timeout_s=30 or fail_fast=false"
@@ -1253,6 +1267,13 @@ def _sft_data_command(args: argparse.Namespace) -> list[str]:
 
 DEMO_MAX_TURNS = 6
 """Turn cap of the embedded-defaults demo (``mimesis-gym eval`` with no arguments)."""
+
+MAIN_JOB_BEHAVIORS = ("control", "B3", "B9")
+"""The main job's user conditions: control (the paper's table) and two hard users, refusing to clarify
+(B3) and impatient (B9), for its robustness line (docs/behaviors.md)."""
+
+MAIN_JOB_BEHAVIOR_AGENTS = ("scripted:baseline", "oracle")
+"""The main job's agents that also meet the hard users: scripted, so the line costs about a second."""
 
 MAIN_JOB_AGENTS = ("tiny", "scripted:baseline", "scripted:random", "oracle")
 """The agents ``mimesis-gym eval`` compares when no ``--agent`` is given: the embedded tiny model, the

@@ -150,6 +150,11 @@ def test_the_main_job_compares_the_four_agents(tmp_path):
     config = eval_config(parser.parse_args(["eval", "--out", str(tmp_path / "a")]), tmp_path / "a")
     assert config.agents == list(MAIN_JOB_AGENTS) == ["tiny", "scripted:baseline", "scripted:random", "oracle"]
     assert (config.limit, config.max_turns, config.agent_max_tokens) == (2, 6, 64)
+    # its robustness line: the two scripted agents also meet users that refuse to clarify and press
+    assert (config.user_behaviors, config.behavior_agents) == (["control", "B3", "B9"], ["scripted:baseline", "oracle"])
     chosen = eval_config(parser.parse_args(["eval", "--agent", "scripted:baseline"]), tmp_path / "b")
     assert chosen.agents == ["scripted:baseline"] and chosen.limit is None
+    assert (chosen.user_behaviors, chosen.behavior_agents) == (["control"], None)
+    asked = eval_config(parser.parse_args(["eval", "--user-behaviors", "B13"]), tmp_path / "c")
+    assert (asked.user_behaviors, asked.behavior_agents) == (["control", "B13"], None)  # the user's choice stands
     assert make_agent("scripted:baseline").name == "scripted:baseline"

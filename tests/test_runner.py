@@ -408,3 +408,15 @@ def test_each_shipped_env_is_planned_with_exactly_the_behaviours_its_user_plays(
     units, _ = build_plan(config)
     assert [unit.behavior for unit in units] == ["control", *plays]
     assert condition_plan(config).skipped == {}
+
+
+def test_behavior_agents_play_the_hard_users_and_the_others_control_only():
+    config = EvalConfig(
+        envs=["turtle"], agents=["oracle", "scripted:noop"], user_behaviors=["B3"], behavior_agents=["oracle"], limit=1
+    )
+    units, _ = build_plan(config)
+    assert [(unit.agent, unit.behavior) for unit in units] == [
+        ("oracle", "control"), ("oracle", "B3"), ("scripted:noop", "control"),
+    ]  # fmt: skip
+    with pytest.raises(ValueError, match="behavior_agents names tiny, not an agent of the run"):
+        EvalConfig(envs=["turtle"], agents=["oracle"], behavior_agents=["tiny"])

@@ -164,7 +164,8 @@ def robustness_table(
     """The robustness rows of ``records`` (``None`` when no condition but control was played).
 
     Rows go by user (``labels`` gives a user alias's label, as the summary's sections show it), then
-    agent, in the order first seen, then condition in the registry's order, control first.
+    agent, in the order first seen, then condition in the registry's order, control first; a pair that
+    played control alone (``eval --behavior-agents`` left it out) has no rows.
     """
     kept = [record for record in records if ENV_TABLE.summary_table(record.env) != "abcd"]
     if all(record.user_behavior == CONTROL for record in kept):
@@ -181,6 +182,7 @@ def robustness_table(
     rows = [
         _condition_row((labels or {}).get(user, user), agent, condition, by_env)
         for (user, agent), by_env in cells.items()
+        if any(set(played) - {CONTROL} for played in by_env.values())  # pairs that met a hard user
         for condition in conditions
         if any(condition in played for played in by_env.values())
     ]

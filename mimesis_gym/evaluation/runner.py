@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import gymnasium as gym
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 import mimesis_gym
 from mimesis_gym.agents.base import is_privileged
@@ -124,6 +124,9 @@ class EvalConfig(ConfigModel):
     user_behaviors: list[str] = Field(
         default_factory=lambda: [CONTROL], description="conditions, each its own set of units; control first"
     )
+    behavior_agents: list[str] | None = Field(
+        None, description="the agents that play the conditions other than control (None: every agent)"
+    )
     workers: int = Field(1, ge=1, description="worker processes (spawned); this process stays the only writer")
     ray_address: str | None = Field(None, description="run the workers as Ray actors on this cluster (extra `ray`)")
 
@@ -141,6 +144,22 @@ class EvalConfig(ConfigModel):
     @classmethod
     def _canonical_envs(cls, names: list[str]) -> list[str]:
         return ENV_TABLE.canonical_names(names)
+
+    @model_validator(mode="after")
+    def _behavior_agents_are_agents(self) -> EvalConfig:
+        if self.behavior_agents is not None:
+            self.behavior_agents = list(dict.fromkeys(name.strip() for name in self.behavior_agents))
+            strangers = [name for name in self.behavior_agents if name not in self.agents]
+            if strangers:
+                raise ValueError(
+                    f"behavior_agents names {', '.join(strangers)}, not an agent of the run ({', '.join(self.agents)})"
+                )
+        return self
+
+    def plays_condition(self, agent: str, condition: str) -> bool:
+        """Whether ``agent`` plays ``condition`` in this run: control always, the others unless
+        ``behavior_agents`` leaves the agent out."""
+        return condition == CONTROL or self.behavior_agents is None or agent in self.behavior_agents
 
     def env_kwargs(self, env: str) -> dict[str, Any]:
         """The kwargs of env ``env`` (short name): upstream data when ``data_dir`` is set, then overrides."""
@@ -262,6 +281,7 @@ def build_plan(config: EvalConfig) -> tuple[list[WorkUnit], dict[str, int]]:
         for agent in config.agents
         for user in config.users
         for condition in config.user_behaviors
+        if config.plays_condition(agent, condition)
         for entry in ordered
         if condition in played[entry.short]
         for task_id in tasks[entry.short]
