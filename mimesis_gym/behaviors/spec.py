@@ -94,9 +94,3 @@ class BehaviorMix:
         if len(self.conditions) == 1:
             return self.conditions[0]
         return self.conditions[int(rng.choice(len(self.conditions), p=np.asarray(self.probabilities)))]
-
-    def to_json(self) -> str | dict[str, float]:
-        """The condition (fixed) or the weights, as records and configs store them."""
-        if self.fixed is not None:
-            return self.fixed
-        return dict(zip(self.conditions, self.probabilities, strict=True))
