@@ -98,7 +98,8 @@ def test_one_condition_is_drawn_per_group_and_the_mixture_is_played():
     for the whole run; the schedule draws per group instead, from the run seed, step and group."""
     config = TrainerConfig.preset("cpu-tiny").with_overrides(["rollout.group_size=2", "run.val_fraction=0"])
     specs = build_env_specs([(ENV_ID, {"user_behavior": MIXTURE})], config, user_model="scripted")
-    assert specs[0].behaviors.to_json() == {"control": 0.5, "B12": 0.25, "B13": 0.25}
+    mix = specs[0].behaviors
+    assert dict(zip(mix.conditions, mix.probabilities, strict=True)) == {"control": 0.5, "B12": 0.25, "B13": 0.25}
     first = conditions(TaskSchedule(specs, config), range(1, 9))
     assert all(len(set(members)) == 1 for members in first)  # a group's G episodes meet the same user
     assert {members[0] for members in first} == set(MIXTURE)
