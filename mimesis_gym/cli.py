@@ -367,6 +367,18 @@ def _names(text: str | None) -> list[str] | None:
     return names
 
 
+def _played_by_any(envs: list[str], behaviors: tuple[str, ...]) -> list[str]:
+    """Those of ``behaviors`` that some env of ``envs`` plays (an unknown env plays none: the run's own
+    check names it), so the main job's robustness line never refuses a run of other envs."""
+    plays: set[str] = set()
+    for name in envs:
+        try:
+            plays.update(ENV_TABLE.find(name).env_class().user_behaviors.applicable)
+        except (ValueError, AttributeError):
+            continue
+    return [behavior for behavior in behaviors if behavior in plays]
+
+
 def _user_behaviors(text: str | None) -> list[str] | None:
     """``--user-behaviors``: the run's conditions as ``EvalConfig`` stores them (control first), so that a
     resume compares like with like; an unknown id is a usage error naming the known ones."""
@@ -468,8 +480,9 @@ def eval_config(args: argparse.Namespace, out: Any) -> Any:
             settings.setdefault("agent_max_tokens", 64)
             settings.setdefault("constrained_actions", True)
             settings["limit"] = 2
-            if settings["agents"] == list(MAIN_JOB_AGENTS) and "user_behaviors" not in settings:
-                settings["user_behaviors"] = list(MAIN_JOB_BEHAVIORS)
+            hard = _played_by_any(settings.get("envs") or ENV_TABLE.main_job(), MAIN_JOB_BEHAVIORS[1:])
+            if settings["agents"] == list(MAIN_JOB_AGENTS) and "user_behaviors" not in settings and hard:
+                settings["user_behaviors"] = [MAIN_JOB_BEHAVIORS[0], *hard]
                 settings.setdefault("behavior_agents", list(MAIN_JOB_BEHAVIOR_AGENTS))
         config = EvalConfig(**settings)
         if args.paper:

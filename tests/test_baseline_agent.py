@@ -155,6 +155,8 @@ def test_the_main_job_compares_the_four_agents(tmp_path):
     chosen = eval_config(parser.parse_args(["eval", "--agent", "scripted:baseline"]), tmp_path / "b")
     assert chosen.agents == ["scripted:baseline"] and chosen.limit is None
     assert (chosen.user_behaviors, chosen.behavior_agents) == (["control"], None)
+    alone = eval_config(parser.parse_args(["eval", "--envs", "function,search"]), tmp_path / "d")
+    assert (alone.user_behaviors, alone.behavior_agents) == (["control"], None)  # no env there plays them
     asked = eval_config(parser.parse_args(["eval", "--user-behaviors", "B13"]), tmp_path / "c")
     assert (asked.user_behaviors, asked.behavior_agents) == (["control", "B13"], None)  # the user's choice stands
     assert make_agent("scripted:baseline").name == "scripted:baseline"
