@@ -8,8 +8,9 @@ object that does not exist is a broken reference and is logged as a warning, whi
 ``mkdocs build --strict``; roles naming the standard library or another package are left as code.
 ``convert`` is the whole rewrite and needs no griffe; ``tests/test_docs_site.py`` checks it.
 
-``DefinedOnce``: a package's re-exports are dropped, so that the API pages, which render every
-submodule, show each object once, where it is defined.
+``DefinedOnce``: re-exports are dropped (a package's, and a module's that keeps the names of a module
+split up importable), so that the API pages, which render every submodule, show each object once,
+where it is defined.
 """
 
 from __future__ import annotations
@@ -95,14 +96,15 @@ if griffe is not None:
     class DefinedOnce(griffe.Extension):
         """Document each object once, in the module that defines it.
 
-        A package's ``__init__`` re-exports names for ``from mimesis_gym.core import X``; the API
-        pages render every submodule, so the re-exported copies are dropped from the package
-        (after :class:`SphinxRoles`, which resolves names through them).
+        A package's ``__init__`` re-exports names for ``from mimesis_gym.core import X``, and a module
+        split by job keeps its old names importable (``mimesis_gym.evaluation.runner``); the API
+        pages render every submodule, so the re-exported copies are dropped from the module that
+        imports them (after :class:`SphinxRoles`, which resolves names through them).
         """
 
         def on_package(self, *, pkg: Any, loader: Any, **kwargs: Any) -> None:
             for module in _objects(pkg):
-                if module.is_module and module.is_init_module:
+                if module.is_module:
                     for name, member in list(module.members.items()):
                         if member.is_alias and member.target_path.startswith(PACKAGE + "."):
                             del module.members[name]

@@ -6,7 +6,7 @@ import pytest
 
 from mimesis_gym.evaluation.abcd_table import abcd_summaries
 from mimesis_gym.evaluation.records import EpisodeRecord, StepRecord
-from mimesis_gym.evaluation.runner import _summarise_and_write
+from mimesis_gym.evaluation.summary import summarise_and_write
 
 
 def record(env, task_id, score, *, condition=None, parts=None, agent="policy", user="scripted"):
@@ -49,7 +49,7 @@ def test_per_condition_means_and_headline():
 
 def test_summary_files_keep_abcd_out_of_avg_and_mr(tmp_path):
     records = [record("turtle", "t1", 1.0), record("turtle", "t2", 0.0), *abcd_records()]
-    sections = _summarise_and_write(records, {"turtle": 2, "abcd": 3}, "exclude", None, tmp_path)
+    sections = summarise_and_write(records, {"turtle": 2, "abcd": 3}, "exclude", None, tmp_path)
     (row,) = sections[0].rows
     assert row.avg == pytest.approx(50.0) and "abcd" not in row.scores
     summary = json.loads((tmp_path / "summary.json").read_text())
@@ -62,7 +62,7 @@ def test_summary_files_keep_abcd_out_of_avg_and_mr(tmp_path):
 
 
 def test_an_abcd_only_run_writes_just_the_abcd_table(tmp_path):
-    sections = _summarise_and_write(abcd_records(), {"abcd": 3}, "exclude", None, tmp_path)
+    sections = summarise_and_write(abcd_records(), {"abcd": 3}, "exclude", None, tmp_path)
     assert sections == []
     markdown = (tmp_path / "summary.md").read_text()
     assert "## ABCD realistic behaviors" in markdown and "| Agent | Travel" not in markdown

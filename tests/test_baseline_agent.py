@@ -113,11 +113,11 @@ def test_the_runner_hands_the_env_object_only_to_privileged_agents(tmp_path, mon
             return await super().act(conv, seed=seed)
 
     assert not is_privileged(Spy()) and is_privileged(make_agent("oracle"))
-    import mimesis_gym.evaluation.runner as runner
+    import mimesis_gym.evaluation.episode as episode  # RunParties.build makes the run's agents there
 
-    original = runner.make_agent
+    original = episode.make_agent
     monkeypatch.setattr(
-        runner, "make_agent", lambda alias, **kw: Spy() if alias == "scripted:baseline" else original(alias, **kw)
+        episode, "make_agent", lambda alias, **kw: Spy() if alias == "scripted:baseline" else original(alias, **kw)
     )
     config = EvalConfig(envs=["telepathy"], agents=["scripted:baseline"], limit=1, max_turns=2)
     asyncio.run(run_eval(config, tmp_path / "run", progress=False, preflight=False))

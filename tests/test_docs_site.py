@@ -135,3 +135,8 @@ def test_the_strict_build_succeeds_with_one_page_per_nav_entry(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     built = {p.relative_to(tmp_path / "site").as_posix() for p in (tmp_path / "site").rglob("*.html")}
     assert {page.removesuffix(".md") + ".html" for page in nav_pages()} <= built
+    evaluation = (tmp_path / "site" / "api" / "evaluation.html").read_text(encoding="utf-8")
+    # a name a split module re-exports is documented once, where it is defined (docs_griffe.DefinedOnce)
+    assert 'id="mimesis_gym.evaluation.plan.EvalConfig"' in evaluation
+    assert 'id="mimesis_gym.evaluation.runner.EvalConfig"' not in evaluation
+    assert 'id="mimesis_gym.evaluation.runner.run_eval"' in evaluation

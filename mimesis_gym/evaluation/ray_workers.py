@@ -1,7 +1,7 @@
 """Ray actors that run the evaluation loop on a cluster (docs/evaluation.md, "Concurrency"; extra ``ray``).
 
 Each actor builds one unit player with the callable the runner hands over
-(:func:`~mimesis_gym.evaluation.runner.json_unit_player`: the users, judges, agents and per-process
+(:func:`~mimesis_gym.evaluation.dispatch.json_unit_player`: the users, judges, agents and per-process
 share of the limits of a ``--workers`` process) and plays units on its own asyncio loop; this module
 knows nothing else of the runner. The coordinator (the caller's process) stays the only writer: it
 hands out units pull-style — each actor has ``lanes`` calls in flight and gets the next unit when

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -9,9 +10,14 @@ from pydantic import BaseModel, Field
 from mimesis_gym.behaviors.registry import CONTROL
 from mimesis_gym.core.redact import redact_url_credentials
 
-__all__ = ["EpisodeRecord", "StepRecord", "UserFailureRecord", "unit_key"]
+__all__ = ["EpisodeRecord", "StepRecord", "UserFailureRecord", "unit_key", "utc_now"]
 
 Status = Literal["ok", "user_failure", "agent_error", "env_error"]
+
+
+def utc_now() -> str:
+    """The current UTC time as records and ``run.json`` write it (ISO 8601, to the second)."""
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
 def unit_key(agent: str, user: str, env_id: str, task_id: str, trial: int, seed: int, behavior: str = CONTROL) -> str:

@@ -175,7 +175,7 @@ def config_fingerprint(config: Mapping[str, Any]) -> str:
 def stored_config(out: Path) -> dict[str, Any]:
     """The config in ``<out>/run.json``; :class:`ConfigurationError` when missing, unreadable or edited.
 
-    Its ``envs`` come back written the way :class:`~mimesis_gym.evaluation.runner.EvalConfig` writes
+    Its ``envs`` come back written the way :class:`~mimesis_gym.evaluation.plan.EvalConfig` writes
     them (:meth:`~mimesis_gym.envs.table.EnvTable.canonical_names`), so a run stored with an env's id
     or a repeated env resumes, and compares with today's names, unchanged; a run stored before
     ``user_behaviors`` existed played control only, and says so.
