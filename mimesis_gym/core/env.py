@@ -112,6 +112,9 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
 
     env_name: ClassVar[str] = ""
     """Short name (``travel``, ``function``, …): the env's key in the env table and in records."""
+    has_baseline_strategy: ClassVar[bool] = True
+    """Whether the fair baseline (``scripted:baseline``) has a strategy keyed by ``env_name``;
+    ``False`` declares that it has none (it then plays ``scripted:noop``'s generic move)."""
     scoring: ClassVar[str] = "sum"
     """The episode-score rule of :mod:`mimesis_gym.core.scoring` (TravelGym: ``per_aspect_best``)."""
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"action", "answer", "search", "finish"})
