@@ -11,6 +11,7 @@ from typing import Any
 
 from mimesis_gym.core.tasks import require_upstream_files, resolve_upstream_dir
 from mimesis_gym.core.text import clean_json
+from mimesis_gym.core.upstream import UpstreamFile
 
 __all__ = [
     "USERRL_VARIABLE",
@@ -18,6 +19,7 @@ __all__ = [
     "fill",
     "parquet_rows",
     "prompt_pair",
+    "prompts_file",
     "read_json",
     "read_prompt_strings",
     "userrl_data_root",
@@ -104,6 +106,11 @@ def fill(template: str, replacements: dict[str, str]) -> str:
     for placeholder, value in replacements.items():
         template = template.replace(placeholder, value)
     return template
+
+
+def prompts_file(path: str) -> UpstreamFile:
+    """A UserRL prompt file an env reads with ``prompt_set="userrl"``, as its upstream declaration names it."""
+    return UpstreamFile(path, "read by prompt_set='userrl'")
 
 
 def userrl_root(data_dir: str | None) -> Path:

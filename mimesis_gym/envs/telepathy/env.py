@@ -9,8 +9,9 @@ from mimesis_gym.core.actions import ParsedAction, UserRLReading, userrl_reading
 from mimesis_gym.core.disclosure import DisclosureItem
 from mimesis_gym.core.env import ConversationEnv, StepOutcome, gain_parts
 from mimesis_gym.core.roles import Role
+from mimesis_gym.core.upstream import UserRLUpstream
 from mimesis_gym.envs._roles import ask
-from mimesis_gym.envs._userrl import read_prompt_strings, userrl_root
+from mimesis_gym.envs._userrl import prompts_file, read_prompt_strings, userrl_root
 from mimesis_gym.envs.telepathy.behaviors import USER_BEHAVIORS
 from mimesis_gym.envs.telepathy.roles import (
     ANSWERER_FALLBACK,
@@ -21,7 +22,13 @@ from mimesis_gym.envs.telepathy.roles import (
     ScriptedAnswerer,
     ScriptedGuessJudge,
 )
-from mimesis_gym.envs.telepathy.tasks import TelepathyPack, TelepathyTask, load_original_pack, load_upstream_pack
+from mimesis_gym.envs.telepathy.tasks import (
+    USERRL_NEEDS,
+    TelepathyPack,
+    TelepathyTask,
+    load_original_pack,
+    load_upstream_pack,
+)
 
 __all__ = ["TelepathyEnv"]
 
@@ -100,6 +107,13 @@ class TelepathyEnv(ConversationEnv[TelepathyTask]):
     """
 
     env_name: ClassVar[str] = "telepathy"
+    upstream: ClassVar[UserRLUpstream | None] = UserRLUpstream(
+        "TelepathyGym",
+        task_files=USERRL_NEEDS,
+        load=load_upstream_pack,
+        counts={"train": 360, "test": 41},
+        files=(prompts_file(USERRL_PROMPTS_FILE),),
+    )
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"action", "answer", "finish"})
     tolerated_kinds: ClassVar[dict[str, str]] = {"search": "action"}
     reward_part_names: ClassVar[tuple[str, ...]] = ("guess_gain", "step_penalty", "clip")

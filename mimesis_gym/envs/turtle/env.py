@@ -10,8 +10,9 @@ from mimesis_gym.core.disclosure import DisclosureItem
 from mimesis_gym.core.env import ConversationEnv, StepOutcome, gain_parts
 from mimesis_gym.core.roles import Role
 from mimesis_gym.core.tasks import TaskPack
+from mimesis_gym.core.upstream import UserRLUpstream
 from mimesis_gym.envs._roles import ask
-from mimesis_gym.envs._userrl import read_prompt_strings, userrl_root
+from mimesis_gym.envs._userrl import prompts_file, read_prompt_strings, userrl_root
 from mimesis_gym.envs.turtle.behaviors import USER_BEHAVIORS
 from mimesis_gym.envs.turtle.roles import (
     FALLBACK_TEXT,
@@ -21,7 +22,7 @@ from mimesis_gym.envs.turtle.roles import (
     ScriptedOracle,
     ScriptedRubric,
 )
-from mimesis_gym.envs.turtle.tasks import TurtleTask, load_original_pack, load_upstream_pack
+from mimesis_gym.envs.turtle.tasks import USERRL_NEEDS, TurtleTask, load_original_pack, load_upstream_pack
 
 __all__ = ["TurtleEnv"]
 
@@ -106,6 +107,13 @@ class TurtleEnv(ConversationEnv[TurtleTask]):
     """
 
     env_name: ClassVar[str] = "turtle"
+    upstream: ClassVar[UserRLUpstream | None] = UserRLUpstream(
+        "TurtleGym",
+        task_files=USERRL_NEEDS,
+        load=load_upstream_pack,
+        counts={"train": 423, "test": 48},
+        files=(prompts_file(USERRL_PROMPTS_FILE),),
+    )
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"action", "answer", "finish"})
     tolerated_kinds: ClassVar[dict[str, str]] = {"search": "action"}
     reward_part_names: ClassVar[tuple[str, ...]] = ("answer_gain", "step_penalty", "clip")
