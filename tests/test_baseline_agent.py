@@ -11,7 +11,7 @@ import gymnasium as gym
 import pytest
 
 from mimesis_gym.agents.base import Conversation, is_privileged
-from mimesis_gym.agents.baseline import STRATEGIES, BaselineAgent, strategy_for
+from mimesis_gym.agents.baseline import STRATEGIES, BaselineAgent, env_name_of, strategy_for
 from mimesis_gym.agents.baseline.function import interpolate_at_zero
 from mimesis_gym.agents.registry import make_agent
 from mimesis_gym.cli import MAIN_JOB_AGENTS, build_parser, eval_config
@@ -57,16 +57,20 @@ def test_the_baseline_beats_random_and_stays_under_the_oracle(mean_scores, env):
         assert baseline > random_floor, (env, baseline, random_floor)
 
 
-def test_every_shipped_conversation_env_has_a_strategy():
+def test_every_shipped_conversation_env_has_a_strategy_or_declares_it_has_none():
     for entry in ENV_TABLE:
-        if entry.kind == "conversation":
-            assert strategy_for(entry.id) is not None, entry.id
+        if entry.kind != "conversation":
+            continue
+        env_class = entry.env_class()
+        assert env_class.env_name == entry.short, f"{entry.id}: env_name {env_class.env_name!r} ≠ {entry.short!r}"
+        assert env_name_of(entry.id) == entry.short
+        declared_none = not env_class.has_baseline_strategy
+        assert (strategy_for(entry.id) is not None) != declared_none, (
+            f"{entry.id}: add a strategy to STRATEGIES[{entry.short!r}] (agents/baseline/), or set "
+            "has_baseline_strategy = False on its class"
+        )
     assert strategy_for("someone/OwnGym-v0") is None
-    assert set(STRATEGIES) == {strategy_for_name(e.id) for e in ENV_TABLE if e.kind == "conversation"}
-
-
-def strategy_for_name(env_id: str) -> str:
-    return env_id.rsplit("/", 1)[-1].rsplit("-v", 1)[0]
+    assert set(STRATEGIES) <= {entry.short for entry in ENV_TABLE}, "a strategy keyed by no env of the table"
 
 
 class Untouchable:

@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 
 from mimesis_gym.cli import main
+from mimesis_gym.core.upstream import UpstreamFile, UserRLUpstream
+from mimesis_gym.envs import EnvEntry, register_env
 from tests.conftest import SHARED_DATA
+from tests.support.echo_env import PACK, EchoEnv
 
 VARIABLES = ("MIMESIS_GYM_USERRL_DIR", "MIMESIS_GYM_TAU_DIR", "MIMESIS_GYM_ABCD_DIR")
 TRAVEL_RECORDS = ("22", "33", "44", "233", "333", "334", "444", "2222")
@@ -80,10 +83,46 @@ def test_check_on_the_reference_data(shared, capsys):
         *(f"TravelGym gyms/TravelGym/travelgym/data/travelgym_data_{w}.json" for w in TRAVEL_RECORDS),
         "TravelGym gyms/TravelGym/travelgym/env/utils.py",
     ]
-    assert "671 tasks unplayable; get it with: mimesis-gym data pull userrl --to DIR (a full git clone" in lines[7]
+    unplayable = "671 tasks unplayable; get it with: mimesis-gym data pull userrl --to DIR (a full git clone"
+    assert any(line.startswith("MISSING  userrl    TravelGym") and unplayable in line for line in lines)
     assert any(line.startswith("optional userrl") and "all_statements_refined.json" in line for line in lines)
     assert any(line.startswith("optional abcd") and "only abcd_sample.json" in line for line in lines)
     assert lines[-1] == "9 needed item(s) missing or wrong (MISSING lines above)"
+
+
+class OwnUpstreamEnv(EchoEnv):
+    """An env of one's own that reads a task file and a prompt file from UserRL."""
+
+    upstream = UserRLUpstream(
+        "OwnGym",
+        task_files=("gyms/OwnGym/tasks.json",),
+        load=lambda root: PACK,
+        counts={"test": 2},
+        files=(UpstreamFile("gyms/OwnGym/prompts.py", "read by prompt_set='userrl'"),),
+    )
+
+
+def test_check_reads_each_env_s_own_declaration_from_the_env_table(tmp_path, capsys, clean_env_table):
+    register_env(
+        EnvEntry(
+            id="mimesis_test/OwnUpstream-v0",
+            entry_point=f"{__name__}:OwnUpstreamEnv",
+            short="own-upstream",
+            title="Own",
+        )
+    )
+    userrl = tmp_path / "userrl"
+    (userrl / "gyms/OwnGym").mkdir(parents=True)
+    _, lines, _ = run(capsys, "check", "--userrl", str(userrl))
+    assert {"OwnGym gyms/OwnGym/tasks.json", "OwnGym gyms/OwnGym/prompts.py"} <= set(missing(lines))
+    prompts = next(line for line in lines if "OwnGym gyms/OwnGym/prompts.py" in line)
+    assert prompts.endswith("read by prompt_set='userrl'; get it with: mimesis-gym data pull userrl --to DIR")
+    (userrl / "gyms/OwnGym/tasks.json").write_text("{}")
+    (userrl / "gyms/OwnGym/prompts.py").write_text("")
+    _, lines, _ = run(capsys, "check", "--userrl", str(userrl))
+    assert "ok       userrl    OwnGym tasks: 2 test, 1 demo" in lines
+    assert "ok       userrl    OwnGym gyms/OwnGym/prompts.py: present" in lines
+    assert not any("OwnGym" in line for line in lines if line.startswith("MISSING"))
 
 
 def test_check_names_removed_files_and_how_to_get_them(shared, tmp_path, capsys):
@@ -100,10 +139,11 @@ def test_check_names_removed_files_and_how_to_get_them(shared, tmp_path, capsys)
     code, lines, _ = run(capsys, "check", "--userrl", str(userrl), "--tau", str(tau))
     assert code == 1
     found = missing(lines)
-    assert found[:2] == [
-        "TurtleGym data/turtle_multiturn/test.parquet",
+    assert found[:2] == [  # the env table's order: TravelGym, then TurtleGym
         "TravelGym gyms/TravelGym/travelgym/data/travelgym_data_22.json",
+        "TravelGym gyms/TravelGym/travelgym/data/travelgym_data_33.json",
     ]
+    assert "TurtleGym data/turtle_multiturn/test.parquet" in found
     assert {"TauGym gyms/TauGym/taugym/data/tau_test.json", "SearchGym gyms/SearchGym/searchgym/env/prompts.py"} <= set(
         found
     )

@@ -146,3 +146,15 @@ def test_upstream_loader_and_title_lookup(userrl_dir):
 def test_upstream_with_a_scripted_answerer_is_refused(userrl_dir):
     with pytest.raises(ValueError, match="scripted answerer needs"):
         gym.make("mimesis/TelepathyGym-v0", pack="upstream", data_dir=str(userrl_dir))
+
+
+def test_the_llm_host_sees_earlier_questions_only_with_answerer_sees_history():
+    for sees, expected in ((True, "Earlier questions and your answers:\nPlayer: Is it red?\nYou: No"), (False, None)):
+        host = ScriptedChatModel(['{"response": "No"}', '{"response": "Yes"}'])
+        env = start(user=host, judge="scripted", answerer_sees_history=sees)
+        env.step("[action] Is it red?")
+        env.step("[action] Is it big?")
+        first, second = (call["messages"][1]["content"] for call in host.calls)
+        assert "Earlier questions" not in first and first.endswith("The player's question: Is it red?")
+        assert second.endswith("The player's question: Is it big?")
+        assert (expected in second) if expected else ("Earlier questions" not in second)

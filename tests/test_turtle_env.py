@@ -106,6 +106,18 @@ def test_llm_oracle_reply_parsed_by_key_salvage():
     assert "Is it about a clock?" in call["messages"][1]["content"]
 
 
+def test_the_llm_host_sees_earlier_questions_only_with_oracle_sees_history():
+    for sees, expected in ((True, "Earlier questions and your answers:\nPlayer: Is it red?\nYou: No"), (False, None)):
+        host = ScriptedChatModel(['{"response": "No"}', '{"response": "Yes"}'])
+        env = start(user=host, judge="scripted", oracle_sees_history=sees)
+        env.step("[action] Is it red?")
+        env.step("[action] Is it big?")
+        first, second = (call["messages"][1]["content"] for call in host.calls)
+        assert "Earlier questions" not in first and first.endswith("The player's question: Is it red?")
+        assert second.endswith("The player's question: Is it big?")
+        assert (expected in second) if expected else ("Earlier questions" not in second)
+
+
 def test_llm_rubric_validation_and_lenient_scores():
     env = start(user=ScriptedChatModel([rubric_reply(1.0, 1.0, 1.0)]))
     obs, reward, _, _, info = env.step("[answer] a story")

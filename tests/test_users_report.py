@@ -12,12 +12,14 @@ import gymnasium as gym
 import pytest
 
 from mimesis_gym.core.disclosure import asked, revealed
+from mimesis_gym.envs import ENV_TABLE, register_env
 from mimesis_gym.evaluation.user_metrics import first_reveals, unprompted_disclosure
 from mimesis_gym.evaluation.users_report import (
     UsersReportConfig,
     customer_alias,
     default_envs,
     human_reference,
+    is_customer_env,
     run_users_report,
 )
 from tests.conftest import SHARED_DATA
@@ -96,6 +98,17 @@ def test_default_envs_are_the_nine_with_a_user() -> None:
     assert configs["probe"].agents == ["scripted:baseline"] and configs["probe"].users == ["scripted", "tiny"]
     assert configs["customer"].envs == ["abcd"] and configs["customer"].agents == ["oracle", "tiny"]
     assert all(config.privileged for config in configs.values())
+
+
+def test_a_customer_env_is_known_by_its_table_entry_not_by_name(clean_env_table) -> None:
+    """An env whose entry routes to the customer table (``summary="abcd"``) is played as a customer."""
+    entry = ENV_TABLE.get("abcd")
+    assert entry is not None
+    register_env(entry.model_copy(update={"id": "mimesis_test/OwnCustomer-v0", "short": "own-customer"}))
+    configs = UsersReportConfig(users=["scripted"], envs=["turtle", "own-customer", "abcd"]).eval_configs()
+    assert configs["probe"].envs == ["turtle"]
+    assert configs["customer"].envs == ["own-customer", "abcd"]
+    assert is_customer_env("own-customer") and not is_customer_env("turtle")
 
 
 @pytest.fixture

@@ -38,6 +38,7 @@ from mimesis_gym.core.scoring import EpisodeScorer, SumOfRewards, make_scorer
 from mimesis_gym.core.spaces import UnicodeText
 from mimesis_gym.core.tasks import HasId, TaskPack
 from mimesis_gym.core.text import clean_text
+from mimesis_gym.core.upstream import UserRLUpstream
 
 __all__ = ["INFO_KEYS", "REWARD_PROFILES", "ConversationEnv", "StepOutcome", "clipped_parts", "gain_parts"]
 
@@ -112,6 +113,11 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
 
     env_name: ClassVar[str] = ""
     """Short name (``travel``, ``function``, …): the env's key in the env table and in records."""
+    has_baseline_strategy: ClassVar[bool] = True
+    """Whether the fair baseline (``scripted:baseline``) has a strategy keyed by ``env_name``;
+    ``False`` declares that it has none (it then plays ``scripted:noop``'s generic move)."""
+    upstream: ClassVar[UserRLUpstream | None] = None
+    """What the env reads from a UserRL checkout with ``pack="upstream"`` (``mimesis-gym data check``)."""
     scoring: ClassVar[str] = "sum"
     """The episode-score rule of :mod:`mimesis_gym.core.scoring` (TravelGym: ``per_aspect_best``)."""
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"action", "answer", "search", "finish"})

@@ -42,11 +42,35 @@ class LLMYesNoRole(LLMRole[str]):
     """A role answering a question with a JSON ``response`` string (Turtle oracle, Telepathy answerer).
 
     The agent sees ``response`` as returned; ``lenient_parsing`` maps yes/no/maybe prefixes.
+    ``sees_history``: the native prompt also shows the earlier questions and answers
+    (:meth:`question_messages`).
     """
 
     json_keys: ClassVar[tuple[str, ...] | None] = ("response",)
     max_tokens = 2048
     fallback_text: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        model: Any,
+        *,
+        lenient: bool = False,
+        sees_history: bool = False,
+        templates: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(model, lenient=lenient, templates=templates)
+        self.sees_history = sees_history
+
+    def question_messages(
+        self, system: str, facts: Sequence[str], question: str, history: Sequence[tuple[str, str]]
+    ) -> list[dict[str, Any]]:
+        """The native prompt: ``system``, then the hidden ``facts``, the earlier questions and answers
+        (when the role sees them) and the player's question, as one user message."""
+        parts = list(facts)
+        if self.sees_history and history:
+            parts.append("Earlier questions and your answers:\n" + format_history(history, "Player", "You"))
+        parts.append(f"The player's question: {question}")
+        return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]
 
     def parse(self, reply: ChatReply, parsed: dict[str, Any] | None, **materials: Any) -> str:
         response = (parsed or {}).get("response")

@@ -4,25 +4,31 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, TypeVar
 
 from mimesis_gym.core.tasks import require_upstream_files, resolve_upstream_dir
 from mimesis_gym.core.text import clean_json
+from mimesis_gym.core.upstream import UpstreamFile
 
 __all__ = [
     "USERRL_VARIABLE",
+    "ParquetRow",
     "create_kwargs",
     "fill",
     "parquet_rows",
+    "parquet_splits",
     "prompt_pair",
+    "prompts_file",
     "read_json",
     "read_prompt_strings",
     "userrl_data_root",
     "userrl_root",
 ]
+
+T = TypeVar("T")
 
 USERRL_VARIABLE = "MIMESIS_GYM_USERRL_DIR"
 """The environment variable naming a UserRL checkout when no ``data_dir`` is given."""
@@ -104,6 +110,29 @@ def fill(template: str, replacements: dict[str, str]) -> str:
     for placeholder, value in replacements.items():
         template = template.replace(placeholder, value)
     return template
+
+
+class ParquetRow(NamedTuple):
+    """One row of a UserRL split parquet: its split, the row itself, and its (system prompt, opening)."""
+
+    split: str
+    row: dict[str, Any]
+    system: str
+    opening: str
+
+
+def parquet_splits(root: Path, parquets: Mapping[str, str], build: Callable[[ParquetRow], T]) -> dict[str, list[T]]:
+    """Each split's tasks: ``build`` applied to every row of the split's parquet under ``root``, in
+    file order (``parquets``: split → the parquet's path relative to ``root``)."""
+    return {
+        split: [build(ParquetRow(split, row, *prompt_pair(row))) for row in parquet_rows(root / relative)]
+        for split, relative in parquets.items()
+    }
+
+
+def prompts_file(path: str) -> UpstreamFile:
+    """A UserRL prompt file an env reads with ``prompt_set="userrl"``, as its upstream declaration names it."""
+    return UpstreamFile(path, "read by prompt_set='userrl'")
 
 
 def userrl_root(data_dir: str | None) -> Path:

@@ -33,7 +33,8 @@ class EnvEntry(BaseModel):
     listed. ``column`` (1-based) puts an env into the paper's score table, weighted in Avg by
     ``avg_weight`` (the upstream test-task count); a conversation env without a column is scored
     the same way in the summary's table of other envs, apart from Avg and MR. ``summary="abcd"``
-    routes the env's records to the ABCD customer-policy table instead.
+    routes the env's records to the ABCD customer-policy table instead, and marks the env whose
+    policy is the simulated user (``users-report`` plays it as the customer).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -4,7 +4,9 @@ Three public repositories hold it (:data:`SOURCES`): UserRL (the eight gyms' tas
 prompt files), tau-bench (TauGym's databases and policies) and ABCD (the ABCD env's guidelines,
 knowledge base, ontology and conversations). :func:`check_source` verifies one checkout the way the
 envs read it: each file is present, then each env's real loader reads its pack and the task counts
-are compared with the ones the paper used. :func:`pull` clones a repository with git.
+are compared with the ones the paper used. Each env declares what it reads from UserRL itself
+(``ConversationEnv.upstream``, a :class:`~mimesis_gym.core.upstream.UserRLUpstream`); the UserRL
+check walks the env table and reads those declarations. :func:`pull` clones a repository with git.
 
 A finding is *needed* when an env cannot load (or cannot play every task) without it; an
 *optional* one only adds data. Nothing here downloads anything except through :func:`pull`.
@@ -15,10 +17,11 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from mimesis_gym.core.upstream import UpstreamFile, UserRLUpstream
 
 __all__ = ["SOURCES", "Finding", "Source", "check_source", "data_root", "pull", "summarise"]
 
@@ -73,113 +76,58 @@ def _how(source: Source, full_clone: bool = False) -> str:
     return f"get it with: mimesis-gym data pull {source.name} --to DIR{clone}"
 
 
-@dataclass(frozen=True, slots=True)
-class _PackCheck:
-    """An env's files under a root and its loader's expected task counts (``None``: not compared)."""
+def _declarations() -> list[UserRLUpstream]:
+    """What each env of the env table reads from UserRL (its class's ``upstream``), in table order."""
+    from mimesis_gym.envs import ENV_TABLE
 
-    env: str
-    files: tuple[str, ...]
-    load: Callable[[Path], Any]
-    counts: Mapping[str, int] | None
+    classes = (entry.env_class() for entry in ENV_TABLE if entry.kind == "conversation")
+    return [env_class.upstream for env_class in classes if env_class.upstream is not None]
 
 
-def _userrl_checks() -> list[_PackCheck]:
-    from mimesis_gym.envs.function import tasks as function
-    from mimesis_gym.envs.intention import tasks as intention
-    from mimesis_gym.envs.persuade import tasks as persuade
-    from mimesis_gym.envs.search import tasks as search
-    from mimesis_gym.envs.telepathy import tasks as telepathy
-    from mimesis_gym.envs.travel import tasks as travel
-    from mimesis_gym.envs.turtle import tasks as turtle
-
-    def check(env: str, module: Any, counts: Mapping[str, int]) -> _PackCheck:
-        files = tuple(str(name) for name in module.USERRL_NEEDS)
-        return _PackCheck(env, files, lambda root: module.load_upstream_pack(str(root)), counts)
-
+def _run_pack(source: Source, root: Path, upstream: UserRLUpstream) -> list[Finding]:
+    """The env's task files, then its loader's task counts and the tasks it cannot play."""
+    if upstream.load is None:
+        return []
+    missing = [name for name in upstream.task_files if not (root / name).is_file()]
+    if missing:
+        return [Finding(source.name, f"{upstream.gym} {name}", False, _how(source)) for name in missing]
+    try:
+        pack = upstream.load(str(root))
+    except Exception as error:  # a schema error of the loader, reported as one line
+        return [Finding(source.name, f"{upstream.gym} tasks", False, f"{type(error).__name__}: {error}")]
+    counts = pack.counts()
+    shown = ", ".join(f"{count} {split}" for split, count in counts.items())
+    wrong = {split: n for split, n in (upstream.counts or {}).items() if counts.get(split) != n}
+    if wrong:
+        expected = ", ".join(f"{count} {split}" for split, count in (upstream.counts or {}).items())
+        return [Finding(source.name, f"{upstream.gym} tasks", False, f"{shown}; expected {expected}")]
+    unplayable = upstream.unplayable(pack) if upstream.unplayable is not None else {}
     return [
-        check("FunctionGym", function, {"train": 460, "test": 78}),
-        check("IntentionGym", intention, {"train": 380, "test": 40}),
-        check("PersuadeGym", persuade, {"train": 378, "test": 42}),
-        check("SearchGym", search, {"test": 125}),
-        check("TelepathyGym", telepathy, {"train": 360, "test": 41}),
-        check("TurtleGym", turtle, {"train": 423, "test": 48}),
-        check("TravelGym", travel, {"train": 2651, "test": 471}),
+        Finding(source.name, f"{upstream.gym} tasks", True, shown),
+        *(
+            Finding(source.name, f"{upstream.gym} {name}", False, f"{stubs} tasks unplayable; {_how(source, True)}")
+            for name, stubs in unplayable.items()
+        ),
     ]
 
 
-def _userrl_prompt_files() -> dict[str, str]:
-    """Each env's UserRL prompt file (read by ``prompt_set="userrl"``)."""
-    from mimesis_gym.envs.intention.env import USERRL_PROMPTS_FILE as intention
-    from mimesis_gym.envs.persuade.env import USERRL_PROMPTS_FILE as persuade
-    from mimesis_gym.envs.search.env import USERRL_PROMPTS_FILE as search
-    from mimesis_gym.envs.telepathy.env import USERRL_PROMPTS_FILE as telepathy
-    from mimesis_gym.envs.travel.prompts import USERRL_PROMPT_FILE as travel
-    from mimesis_gym.envs.turtle.env import USERRL_PROMPTS_FILE as turtle
-
-    return {
-        "IntentionGym": intention,
-        "PersuadeGym": persuade,
-        "SearchGym": search,
-        "TelepathyGym": telepathy,
-        "TravelGym": travel,
-        "TurtleGym": turtle,
-    }
-
-
-def _run_pack(source: Source, root: Path, check: _PackCheck) -> list[Finding]:
-    missing = [name for name in check.files if not (root / name).is_file()]
-    if missing:
-        return [Finding(source.name, f"{check.env} {name}", False, _how(source)) for name in missing]
-    try:
-        pack = check.load(root)
-    except Exception as error:  # a schema error of the loader, reported as one line
-        return [Finding(source.name, f"{check.env} tasks", False, f"{type(error).__name__}: {error}")]
-    counts = pack.counts()
-    shown = ", ".join(f"{count} {split}" for split, count in counts.items())
-    wrong = {split: n for split, n in (check.counts or {}).items() if counts.get(split) != n}
-    if wrong:
-        expected = ", ".join(f"{count} {split}" for split, count in (check.counts or {}).items())
-        return [Finding(source.name, f"{check.env} tasks", False, f"{shown}; expected {expected}")]
-    return [Finding(source.name, f"{check.env} tasks", True, shown), *_unplayable(source, root, check.env, pack)]
-
-
-def _unplayable(source: Source, root: Path, env: str, pack: Any) -> list[Finding]:
-    """TravelGym's tasks whose ``travelgym_data_{W}.json`` is absent: loaded, but not playable."""
-    if env != "TravelGym":
-        return []
-    from mimesis_gym.envs.travel.tasks import TRAVEL_SETS, USERRL_RECORDS
-
-    findings = []
-    for wanted in TRAVEL_SETS:
-        stubs = sum(1 for task in pack if task.wanted_num == wanted and not task.playable)
-        if stubs:
-            what = f"{env} {USERRL_RECORDS.format(w=wanted)}"
-            findings.append(Finding(source.name, what, False, f"{stubs} tasks unplayable; {_how(source, True)}"))
-    return findings
+def _file_finding(source: Source, root: Path, gym: str, file: UpstreamFile) -> Finding:
+    present = (root / file.path).is_file()
+    purpose = f"{file.purpose}; " if file.purpose else ""
+    detail = "present" if present else f"{purpose}{_how(source, file.full_clone)}"
+    return Finding(source.name, f"{gym} {file.path}", present, detail, needed=file.needed)
 
 
 def _check_userrl(source: Source, root: Path) -> list[Finding]:
-    from mimesis_gym.envs.persuade.tasks import USERRL_STATEMENTS
-    from mimesis_gym.envs.tau.tasks import TASK_FILES
-
     findings: list[Finding] = []
-    for check in _userrl_checks():
-        findings += _run_pack(source, root, check)
-    statements = (root / USERRL_STATEMENTS).is_file()
-    detail = "present" if statements else f"adds statements beyond the parquets' tasks; {_how(source, True)}"
-    findings.append(Finding(source.name, f"PersuadeGym {USERRL_STATEMENTS}", statements, detail, needed=False))
-    for name in TASK_FILES.values():
-        relative = f"gyms/TauGym/taugym/data/{name}"
-        present = (root / relative).is_file()
-        findings.append(Finding(source.name, f"TauGym {relative}", present, "present" if present else _how(source)))
-    for env, relative in _userrl_prompt_files().items():
-        present = (root / relative).is_file()
-        detail = "present" if present else f"read by prompt_set='userrl'; {_how(source)}"
-        findings.append(Finding(source.name, f"{env} {relative}", present, detail))
+    for upstream in _declarations():
+        findings += _run_pack(source, root, upstream)
+        findings += [_file_finding(source, root, upstream.gym, file) for file in upstream.files]
     return findings
 
 
 def _check_tau(source: Source, root: Path, userrl: Path | None) -> list[Finding]:
+    from mimesis_gym.envs.tau.env import TauEnv
     from mimesis_gym.envs.tau.tasks import DOMAIN_DIRS, DOMAIN_TABLES, load_upstream_from
 
     findings: list[Finding] = []
@@ -208,11 +156,10 @@ def _check_tau(source: Source, root: Path, userrl: Path | None) -> list[Finding]
     except Exception as error:
         return [*findings, Finding(source.name, "TauGym tasks", False, f"{type(error).__name__}: {error}")]
     shown = ", ".join(f"{count} {split}" for split, count in counts.items())
-    ok = counts == {"train": 500, "test": 165}
-    return [
-        *findings,
-        Finding(source.name, "TauGym tasks", ok, shown if ok else f"{shown}; expected 500 train, 165 test"),
-    ]
+    expected = dict(TauEnv.upstream.counts or {}) if TauEnv.upstream is not None else {}
+    ok = counts == expected
+    wanted = ", ".join(f"{count} {split}" for split, count in expected.items())
+    return [*findings, Finding(source.name, "TauGym tasks", ok, shown if ok else f"{shown}; expected {wanted}")]
 
 
 def _check_abcd(source: Source, root: Path) -> list[Finding]:

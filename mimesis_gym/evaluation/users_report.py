@@ -59,15 +59,23 @@ __all__ = [
     "default_envs",
     "dialogues_from_records",
     "human_reference",
+    "is_customer_env",
     "run_users_report",
     "silent_users",
     "write_users_report",
 ]
 
 DEFAULT_PROBE_AGENT = "scripted:baseline"
-CUSTOMER_ENV = "abcd"
-"""The env whose policy is the simulated user (the customer; its table row routes to the ABCD
-summary); every other env has the user as a role."""
+
+
+def is_customer_env(env: str) -> bool:
+    """Whether the simulated user of ``env`` is the agent's policy (the customer) rather than one of
+    the env's roles: its env-table entry says ``summary="abcd"`` (ABCDBehavior)."""
+    return ENV_TABLE.summary_table(env) == "abcd"
+
+
+CUSTOMER_ENV = next(entry.short for entry in ENV_TABLE if is_customer_env(entry.short))
+"""The shipped customer env (``abcd``), kept for imports; the report asks :func:`is_customer_env`."""
 HUMAN = "human"
 SCRIPTED_CUSTOMER = "oracle"
 """The agent alias that plays the env's scripted customer, standing for ``scripted`` in ABCD."""
@@ -123,7 +131,7 @@ class UsersReportConfig(BaseModel):
 
     def probed_envs(self) -> list[str]:
         """The envs the probing agent plays (ABCD aside: there the user under test is the policy)."""
-        return [env for env in self.envs if env != CUSTOMER_ENV]
+        return [env for env in self.envs if not is_customer_env(env)]
 
     def condition_plan(self) -> ConditionPlan:
         """Which of ``user_behaviors`` each probed env plays, and the pairs skipped (``ConfigurationError``
@@ -159,11 +167,12 @@ class UsersReportConfig(BaseModel):
                 user_behaviors=self.user_behaviors,
                 **common,
             )
-        if CUSTOMER_ENV in self.envs:
+        customer_envs = _customer(self)
+        if customer_envs:
             customers = [customer_alias(user) for user in self.users]
-            args = {env: kwargs for env, kwargs in self.env_args.items() if env == CUSTOMER_ENV}
+            args = {env: kwargs for env, kwargs in self.env_args.items() if env in customer_envs}
             runs["customer"] = EvalConfig(
-                envs=[CUSTOMER_ENV], agents=customers, users=["scripted"], env_args=args, **common
+                envs=customer_envs, agents=customers, users=["scripted"], env_args=args, **common
             )
         return runs
 
@@ -175,7 +184,7 @@ def condition_label(user: str, condition: str) -> str:
 
 def default_envs() -> list[str]:
     """The paper's score columns and the ABCD customer env: the nine envs with a user."""
-    return [entry.short for entry in ENV_TABLE if entry.column is not None or entry.summary == "abcd"]
+    return [entry.short for entry in ENV_TABLE if entry.column is not None or is_customer_env(entry.short)]
 
 
 def customer_alias(user: str) -> str:
@@ -233,7 +242,8 @@ def _where_played(config: UsersReportConfig) -> dict[str, dict[str, list[str]]]:
 
 
 def _customer(config: UsersReportConfig) -> list[str]:
-    return [CUSTOMER_ENV] if CUSTOMER_ENV in config.envs else []
+    """The report's envs whose policy is the user under test (:func:`is_customer_env`)."""
+    return [env for env in config.envs if is_customer_env(env)]
 
 
 def silent_users(report: Mapping[str, Any]) -> list[str]:
@@ -266,13 +276,14 @@ def dialogues_from_records(records: Iterable[EpisodeRecord], *, users: Sequence[
     for record in records:
         if record.status in ("agent_error", "env_error"):
             continue
-        if record.env == CUSTOMER_ENV:
+        customer = is_customer_env(record.env)
+        if customer:
             user = by_customer.get(record.agent, record.agent)
             exchanges = _customer_exchanges(record)
         else:
             user = record.user
             exchanges = _role_exchanges(record)
-        failures = Counter(failure.kind for failure in record.user_failures) if record.env != CUSTOMER_ENV else {}
+        failures = Counter(failure.kind for failure in record.user_failures) if not customer else {}
         dialogues.append(
             UserDialogue(
                 env=record.env,

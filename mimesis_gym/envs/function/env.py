@@ -8,8 +8,10 @@ from typing import Any, ClassVar
 from mimesis_gym.core.actions import ParsedAction
 from mimesis_gym.core.env import ConversationEnv, StepOutcome
 from mimesis_gym.core.tasks import TaskPack
+from mimesis_gym.core.upstream import UserRLUpstream
 from mimesis_gym.envs.function.rules import RuleEvaluationError
 from mimesis_gym.envs.function.tasks import (
+    USERRL_NEEDS,
     FunctionTask,
     ProceduralPack,
     load_original_pack,
@@ -115,6 +117,13 @@ class FunctionEnv(ConversationEnv[FunctionTask]):
     """
 
     env_name: ClassVar[str] = "function"
+    upstream: ClassVar[UserRLUpstream | None] = UserRLUpstream(
+        "FunctionGym",
+        task_files=USERRL_NEEDS,
+        load=load_upstream_pack,
+        counts={"train": 460, "test": 78},
+        files=(),
+    )
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"action", "search", "answer", "finish"})
     reward_part_names: ClassVar[tuple[str, ...]] = ("answer", "step_penalty", "clip")
     packs: ClassVar[tuple[str, ...]] = ("original", "upstream", "procedural")

@@ -16,7 +16,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from mimesis_gym.core.tasks import TaskPack
-from mimesis_gym.envs._userrl import create_kwargs, parquet_rows, prompt_pair, read_json, userrl_data_root
+from mimesis_gym.envs._userrl import create_kwargs, parquet_splits, read_json, userrl_data_root
 from mimesis_gym.envs.function.generate import generate_task
 from mimesis_gym.envs.function.rules import Rule, parse_rule
 
@@ -82,14 +82,13 @@ def load_upstream_pack(data_dir: str | None) -> TaskPack[FunctionTask]:
 @lru_cache(maxsize=8)
 def _load_upstream(root: Path) -> TaskPack[FunctionTask]:
     by_id = {record["id"]: record for record in read_json(root / USERRL_FUNCTIONS)}
-    splits: dict[str, list[FunctionTask]] = {}
-    for split, relative in USERRL_PARQUETS.items():
-        tasks = []
-        for row in parquet_rows(root / relative):
-            system, opening = prompt_pair(row)
-            record = by_id[create_kwargs(row)["id"]]
-            tasks.append(FunctionTask(**record, split=split, system_prompt=system, opening=opening))
-        splits[split] = tasks
+    splits = parquet_splits(
+        root,
+        USERRL_PARQUETS,
+        lambda r: FunctionTask(
+            **by_id[create_kwargs(r.row)["id"]], split=r.split, system_prompt=r.system, opening=r.opening
+        ),
+    )
     return TaskPack("function/upstream", splits)
 
 

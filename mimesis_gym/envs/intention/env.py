@@ -10,7 +10,8 @@ from mimesis_gym.core.disclosure import DisclosureItem, content_words
 from mimesis_gym.core.env import ConversationEnv, StepOutcome, clipped_parts
 from mimesis_gym.core.roles import Role
 from mimesis_gym.core.tasks import TaskPack
-from mimesis_gym.envs._userrl import read_prompt_strings, userrl_root
+from mimesis_gym.core.upstream import UserRLUpstream
+from mimesis_gym.envs._userrl import prompts_file, read_prompt_strings, userrl_root
 from mimesis_gym.envs.intention.behaviors import USER_BEHAVIORS
 from mimesis_gym.envs.intention.roles import (
     USERRL_PROMPTS,
@@ -20,7 +21,7 @@ from mimesis_gym.envs.intention.roles import (
     ScriptedCoverageJudge,
     ScriptedResponder,
 )
-from mimesis_gym.envs.intention.tasks import Detail, IntentionTask, load_original_pack, load_upstream_pack
+from mimesis_gym.envs.intention.tasks import USERRL_NEEDS, Detail, IntentionTask, load_original_pack, load_upstream_pack
 
 __all__ = ["IntentionEnv"]
 
@@ -92,6 +93,13 @@ class IntentionEnv(ConversationEnv[IntentionTask]):
     """
 
     env_name: ClassVar[str] = "intention"
+    upstream: ClassVar[UserRLUpstream | None] = UserRLUpstream(
+        "IntentionGym",
+        task_files=USERRL_NEEDS,
+        load=load_upstream_pack,
+        counts={"train": 380, "test": 40},
+        files=(prompts_file(USERRL_PROMPTS_FILE),),
+    )
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"action", "finish"})
     tolerated_kinds: ClassVar[dict[str, str]] = {"answer": "action", "search": "action"}
     reward_part_names: ClassVar[tuple[str, ...]] = ("coverage", "step_penalty", "clip")

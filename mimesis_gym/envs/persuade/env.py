@@ -9,7 +9,8 @@ from mimesis_gym.core.actions import ParsedAction, UserRLReading, userrl_reading
 from mimesis_gym.core.env import ConversationEnv, StepOutcome, clipped_parts
 from mimesis_gym.core.roles import Role
 from mimesis_gym.core.tasks import TaskPack
-from mimesis_gym.envs._userrl import read_prompt_strings, userrl_root
+from mimesis_gym.core.upstream import UpstreamFile, UserRLUpstream
+from mimesis_gym.envs._userrl import prompts_file, read_prompt_strings, userrl_root
 from mimesis_gym.envs.persuade.behaviors import USER_BEHAVIORS
 from mimesis_gym.envs.persuade.roles import (
     STANCES,
@@ -22,7 +23,13 @@ from mimesis_gym.envs.persuade.roles import (
     normalise_stance,
     stance_index,
 )
-from mimesis_gym.envs.persuade.tasks import PersuadeTask, load_original_pack, load_upstream_pack
+from mimesis_gym.envs.persuade.tasks import (
+    USERRL_NEEDS,
+    USERRL_STATEMENTS,
+    PersuadeTask,
+    load_original_pack,
+    load_upstream_pack,
+)
 
 __all__ = ["PersuadeEnv"]
 
@@ -99,6 +106,21 @@ class PersuadeEnv(ConversationEnv[PersuadeTask]):
     """
 
     env_name: ClassVar[str] = "persuade"
+    upstream: ClassVar[UserRLUpstream | None] = UserRLUpstream(
+        "PersuadeGym",
+        task_files=USERRL_NEEDS,
+        load=load_upstream_pack,
+        counts={"train": 378, "test": 42},
+        files=(
+            UpstreamFile(
+                str(USERRL_STATEMENTS),
+                "adds statements beyond the parquets' tasks",
+                needed=False,
+                full_clone=True,
+            ),
+            prompts_file(USERRL_PROMPTS_FILE),
+        ),
+    )
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"answer", "finish"})
     tolerated_kinds: ClassVar[dict[str, str]] = {"action": "answer", "search": "answer"}
     reward_part_names: ClassVar[tuple[str, ...]] = ("stance_gain", "step_penalty", "clip")

@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from mimesis_gym.core.tasks import TaskPack
-from mimesis_gym.envs._userrl import parquet_rows, prompt_pair, read_json, userrl_data_root
+from mimesis_gym.envs._userrl import ParquetRow, parquet_splits, read_json, userrl_data_root
 
 __all__ = ["Counterpoint", "PersuadeTask", "load_original_pack", "load_upstream_pack"]
 
@@ -65,25 +65,8 @@ def load_upstream_pack(data_dir: str | None) -> TaskPack[PersuadeTask]:
 
 @lru_cache(maxsize=8)
 def _load_upstream(root: Path) -> TaskPack[PersuadeTask]:
-    splits: dict[str, list[PersuadeTask]] = {}
-    seen: set[str] = set()
-    for split, relative in USERRL_PARQUETS.items():
-        tasks = []
-        for row in parquet_rows(root / relative):
-            system, opening = prompt_pair(row)
-            model = row["reward_model"]
-            seen.add(model["id"])
-            tasks.append(
-                PersuadeTask(
-                    id=model["id"],
-                    split=split,
-                    claim=model["claim"],
-                    argument=model["argument"],
-                    system_prompt=system,
-                    opening=opening,
-                )
-            )
-        splits[split] = tasks
+    splits = parquet_splits(root, USERRL_PARQUETS, _upstream_task)
+    seen = {task.id for tasks in splits.values() for task in tasks}
     statements = root / USERRL_STATEMENTS
     if statements.is_file():
         splits["other"] = [
@@ -92,3 +75,15 @@ def _load_upstream(root: Path) -> TaskPack[PersuadeTask]:
             if record["id"] not in seen
         ]
     return TaskPack("persuade/upstream", splits)
+
+
+def _upstream_task(row: ParquetRow) -> PersuadeTask:
+    model = row.row["reward_model"]
+    return PersuadeTask(
+        id=model["id"],
+        split=row.split,
+        claim=model["claim"],
+        argument=model["argument"],
+        system_prompt=row.system,
+        opening=row.opening,
+    )

@@ -13,7 +13,8 @@ from mimesis_gym.core.env import ConversationEnv, StepOutcome
 from mimesis_gym.core.redact import redact
 from mimesis_gym.core.roles import Role
 from mimesis_gym.core.tasks import TaskPack
-from mimesis_gym.envs._userrl import read_prompt_strings, userrl_root
+from mimesis_gym.core.upstream import UserRLUpstream
+from mimesis_gym.envs._userrl import prompts_file, read_prompt_strings, userrl_root
 from mimesis_gym.envs.search.backends import (
     BACKEND_NAMES,
     DEFAULT_NOTICE,
@@ -25,7 +26,7 @@ from mimesis_gym.envs.search.backends import (
     import_backend_class,
 )
 from mimesis_gym.envs.search.roles import USERRL_PROMPTS, LLMAnswerJudge, ScriptedAnswerJudge, exact_match
-from mimesis_gym.envs.search.tasks import CORPUS_PATH, SearchTask, load_original_pack, load_upstream_pack
+from mimesis_gym.envs.search.tasks import CORPUS_PATH, USERRL_NEEDS, SearchTask, load_original_pack, load_upstream_pack
 
 __all__ = ["SearchEnv"]
 
@@ -149,6 +150,13 @@ class SearchEnv(ConversationEnv[SearchTask]):
     """
 
     env_name: ClassVar[str] = "search"
+    upstream: ClassVar[UserRLUpstream | None] = UserRLUpstream(
+        "SearchGym",
+        task_files=USERRL_NEEDS,
+        load=load_upstream_pack,
+        counts={"test": 125},
+        files=(prompts_file(USERRL_PROMPTS_FILE),),
+    )
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"action", "search", "answer", "finish"})
     reward_part_names: ClassVar[tuple[str, ...]] = ("answer", "step_penalty", "clip")
     role_names: ClassVar[tuple[str, ...]] = ("answer_judge",)

@@ -10,11 +10,14 @@ from mimesis_gym.core.actions import MalformedAction, ParsedAction, interact_wit
 from mimesis_gym.core.disclosure import DisclosureItem
 from mimesis_gym.core.env import ConversationEnv, StepOutcome
 from mimesis_gym.core.roles import Role, RoleResult
+from mimesis_gym.core.upstream import UpstreamFile, UserRLUpstream
 from mimesis_gym.envs.tau.behaviors import USER_BEHAVIORS
 from mimesis_gym.envs.tau.db import EpisodeDB, canonical_text
 from mimesis_gym.envs.tau.disclosure import tau_disclosure_items
 from mimesis_gym.envs.tau.roles import STOP, LLMUser, ScriptedUser
 from mimesis_gym.envs.tau.tasks import (
+    TASK_FILES,
+    USERRL_TASK_DIR,
     GoldAction,
     TauPack,
     TauTask,
@@ -133,6 +136,11 @@ class TauEnv(ConversationEnv[TauTask]):
     """
 
     env_name: ClassVar[str] = "tau"
+    upstream: ClassVar[UserRLUpstream | None] = UserRLUpstream(
+        "TauGym",
+        counts={"train": 500, "test": 165},  # read with tau-bench's databases (mimesis-gym data check)
+        files=tuple(UpstreamFile(f"{USERRL_TASK_DIR}/{name}") for name in TASK_FILES.values()),
+    )
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"search", "action", "answer", "finish"})
     reward_part_names: ClassVar[tuple[str, ...]] = ()
     role_names: ClassVar[tuple[str, ...]] = ("user",)

@@ -49,7 +49,9 @@ DOMAIN_TABLES: dict[str, tuple[str, ...]] = {
     "airline": ("users", "reservations", "flights"),
 }
 DOMAIN_DIRS = ("tau-bench/{domain}", "{domain}", "tau_bench/envs/{domain}")
-TASK_DIRS = ("userrl/gyms/TauGym/taugym/data", "gyms/TauGym/taugym/data", ".")
+USERRL_TASK_DIR = "gyms/TauGym/taugym/data"
+"""Where a UserRL checkout holds the TauGym task files."""
+TASK_DIRS = (f"userrl/{USERRL_TASK_DIR}", USERRL_TASK_DIR, ".")
 TASK_FILES = {"train": "tau_train.json", "test": "tau_test.json"}
 PARQUET_DIRS = ("userrl/data/tau_multiturn", "data/tau_multiturn")
 ORIGINAL_TASK_FILES = {"train": "tasks_train.json", "test": "tasks_test.json", "demo": "tasks_demo.json"}

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from mimesis_gym.behaviors.play import EnvBehaviors
-from mimesis_gym.core.actions import ParsedAction, UserRLReading, userrl_reading
+from mimesis_gym.core.actions import UserRLReading, userrl_reading
 from mimesis_gym.core.disclosure import DisclosureItem
-from mimesis_gym.core.env import ConversationEnv, StepOutcome, gain_parts
 from mimesis_gym.core.roles import Role
-from mimesis_gym.envs._roles import ask
-from mimesis_gym.envs._userrl import read_prompt_strings, userrl_root
+from mimesis_gym.core.upstream import UserRLUpstream
+from mimesis_gym.envs._asking import Proposal, QuestionGame, QuestionGameEnv
+from mimesis_gym.envs._userrl import prompts_file, read_prompt_strings, userrl_root
 from mimesis_gym.envs.telepathy.behaviors import USER_BEHAVIORS
 from mimesis_gym.envs.telepathy.roles import (
     ANSWERER_FALLBACK,
@@ -21,7 +21,13 @@ from mimesis_gym.envs.telepathy.roles import (
     ScriptedAnswerer,
     ScriptedGuessJudge,
 )
-from mimesis_gym.envs.telepathy.tasks import TelepathyPack, TelepathyTask, load_original_pack, load_upstream_pack
+from mimesis_gym.envs.telepathy.tasks import (
+    USERRL_NEEDS,
+    TelepathyPack,
+    TelepathyTask,
+    load_original_pack,
+    load_upstream_pack,
+)
 
 __all__ = ["TelepathyEnv"]
 
@@ -46,7 +52,7 @@ USERRL_READING = UserRLReading(untagged_kind="action", untagged_skip=8)
 guess or ``[finish]`` to the answerer as ``action_str[8:].strip()``."""
 
 
-class TelepathyEnv(ConversationEnv[TelepathyTask]):
+class TelepathyEnv(QuestionGameEnv[TelepathyTask]):
     """
     ## Description
 
@@ -100,10 +106,18 @@ class TelepathyEnv(ConversationEnv[TelepathyTask]):
     """
 
     env_name: ClassVar[str] = "telepathy"
+    upstream: ClassVar[UserRLUpstream | None] = UserRLUpstream(
+        "TelepathyGym",
+        task_files=USERRL_NEEDS,
+        load=load_upstream_pack,
+        counts={"train": 360, "test": 41},
+        files=(prompts_file(USERRL_PROMPTS_FILE),),
+    )
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"action", "answer", "finish"})
     tolerated_kinds: ClassVar[dict[str, str]] = {"search": "action"}
     reward_part_names: ClassVar[tuple[str, ...]] = ("guess_gain", "step_penalty", "clip")
     role_names: ClassVar[tuple[str, ...]] = ("answerer", "guess_judge")
+    game: ClassVar[QuestionGame] = QuestionGame("answerer", "matched", ANSWERER_FALLBACK, FINISH_TEXT, "guess_gain")
     user_behaviors: ClassVar[EnvBehaviors] = USER_BEHAVIORS
     default_system_prompt: ClassVar[str] = SYSTEM_PROMPT
     tool_description: ClassVar[str] = "Ask a yes-or-no question about the entity, or guess it."
@@ -145,52 +159,24 @@ class TelepathyEnv(ConversationEnv[TelepathyTask]):
             if judge_model is None
             else LLMGuessJudge(judge_model, lenient=self.lenient_parsing, templates=templates)
         )
-        self.best = 0.0
-        self._history: list[tuple[str, str]] = []
+        self._begin_game()
 
     @classmethod
     def load_task_pack(cls, pack: str, data_dir: str | None) -> TelepathyPack:
         return load_upstream_pack(data_dir) if pack == "upstream" else load_original_pack()
 
     async def _begin(self, task: TelepathyTask) -> str:
-        self.best = 0.0
-        self._history = []
+        self._begin_game()
         return task.opening if task.opening is not None else f"{task.description}\n{OPENING_INSTRUCTION}"
 
-    async def _handle(self, action: ParsedAction) -> StepOutcome:
-        task: TelepathyTask = self.task  # type: ignore[assignment]
-        gain = 0.0
-        terminated = False
-        user_thought = user_utterance = None
-        judgements: dict[str, Any] = {}
-        if action.kind == "finish":
-            obs, terminated = FINISH_TEXT, True
-        elif action.kind == "action":
-            answered = await ask(
-                self.answerer, self._session, action.content, self._history, ANSWERER_FALLBACK, "matched", task=task
-            )
-            obs, user_thought, user_utterance = answered.obs, answered.thought, answered.utterance
-            judgements["answerer"] = answered.judgement
-        else:  # answer
-            result = await self.guess_judge(self._session, guess=action.content, task=task)
-            score, feedback = result.value
-            obs = JUDGE_FALLBACK if result.failed else feedback
-            if not result.failed:
-                gain = max(0.0, score - self.best)
-                self.best = max(self.best, score)
-                terminated = score >= 1.0
-            parsed = result.parsed or {}
-            judgements["guess_judge"] = {"judgment": parsed.get("judgment"), "feedback": parsed.get("feedback")}
-        return StepOutcome(
-            obs=obs,
-            reward_parts=gain_parts(
-                "guess_gain", gain, scale=self.reward_scale, step_penalty=self.step_penalty, turn=self.turn
-            ),
-            terminated=terminated,
-            user_thought=user_thought,
-            user_utterance=user_utterance,
-            judgements=judgements,
-        )
+    async def _judge_proposal(self, task: TelepathyTask, proposal: str) -> Proposal:
+        result = await self.guess_judge(self._session, guess=proposal, task=task)
+        score, feedback = result.value
+        parsed = result.parsed or {}
+        judgement = {"judgment": parsed.get("judgment"), "feedback": parsed.get("feedback")}
+        if result.failed:
+            return Proposal(JUDGE_FALLBACK, None, False, "guess_judge", judgement)
+        return Proposal(feedback, score, score >= 1.0, "guess_judge", judgement)
 
     def _hidden(self) -> dict[str, Any]:
         task: TelepathyTask = self.task  # type: ignore[assignment]

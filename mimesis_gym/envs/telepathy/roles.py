@@ -10,7 +10,7 @@ from mimesis_gym.core.chat import ChatReply
 from mimesis_gym.core.jsonfix import field_text
 from mimesis_gym.core.roles import LLMRole, RoleResult, ScriptedRole
 from mimesis_gym.envs._matching import is_negated, norm, norm_tokens
-from mimesis_gym.envs._roles import LLMYesNoRole, format_history
+from mimesis_gym.envs._roles import LLMYesNoRole
 from mimesis_gym.envs._userrl import fill
 from mimesis_gym.envs.telepathy.tasks import TelepathyPack, TelepathyTask
 
@@ -199,28 +199,13 @@ class LLMAnswerer(LLMYesNoRole):
     name: ClassVar[str] = "answerer"
     fallback_text: ClassVar[str] = ANSWERER_FALLBACK
 
-    def __init__(
-        self,
-        model: Any,
-        *,
-        lenient: bool = False,
-        sees_history: bool = False,
-        templates: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(model, lenient=lenient, templates=templates)
-        self.sees_history = sees_history
-
     def build_messages(
         self, *, question: str, task: TelepathyTask, history: tuple[tuple[str, str], ...] = (), **_: Any
     ) -> list[dict[str, Any]]:
         if self.templates is not None:
             values = {"<target_entity>": task.target_entity, "<user_question>": question}
             return _userrl_messages(self.templates, "ACTION", values)
-        parts = [f"Target entity: {task.target_entity}"]
-        if self.sees_history and history:
-            parts.append("Earlier questions and your answers:\n" + format_history(history, "Player", "You"))
-        parts.append(f"The player's question: {question}")
-        return [{"role": "system", "content": ANSWERER_SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+        return self.question_messages(ANSWERER_SYSTEM, [f"Target entity: {task.target_entity}"], question, history)
 
 
 class LLMGuessJudge(LLMRole[tuple[float, str]]):

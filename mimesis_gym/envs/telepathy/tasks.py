@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from mimesis_gym.core.tasks import TaskPack, read_jsonl
-from mimesis_gym.envs._userrl import parquet_rows, prompt_pair, read_json, userrl_data_root
+from mimesis_gym.envs._userrl import ParquetRow, parquet_splits, read_json, userrl_data_root
 
 __all__ = ["TelepathyPack", "TelepathyTask", "Vocabulary", "load_original_pack", "load_upstream_pack"]
 
@@ -117,25 +117,22 @@ def load_upstream_pack(data_dir: str | None) -> TelepathyPack:
 @lru_cache(maxsize=8)
 def _load_upstream(root: Path) -> TelepathyPack:
     records = {record["title"].lower(): record for record in read_json(root / USERRL_ENTITIES)}
-    splits: dict[str, list[TelepathyTask]] = {}
-    for split, relative in USERRL_PARQUETS.items():
-        tasks = []
-        for row in parquet_rows(root / relative):
-            record = records[row["reward_model"]["title"].lower()]
-            system, opening = prompt_pair(row)
-            tasks.append(
-                TelepathyTask(
-                    id=record["id"],
-                    split=split,
-                    title=record["title"],
-                    description=record["description"],
-                    goal=record.get("goal", ""),
-                    target_entity=record["target_entity"],
-                    category=record["category"],
-                    aliases=(record["title"],),
-                    system_prompt=system,
-                    opening=opening,
-                )
-            )
-        splits[split] = tasks
+    splits = parquet_splits(
+        root, USERRL_PARQUETS, lambda r: _upstream_task(records[r.row["reward_model"]["title"].lower()], r)
+    )
     return TelepathyPack("telepathy/upstream", splits, None)
+
+
+def _upstream_task(record: dict[str, Any], row: ParquetRow) -> TelepathyTask:
+    return TelepathyTask(
+        id=record["id"],
+        split=row.split,
+        title=record["title"],
+        description=record["description"],
+        goal=record.get("goal", ""),
+        target_entity=record["target_entity"],
+        category=record["category"],
+        aliases=(record["title"],),
+        system_prompt=row.system,
+        opening=row.opening,
+    )

@@ -11,7 +11,8 @@ from mimesis_gym.core.disclosure import DisclosureItem
 from mimesis_gym.core.env import ConversationEnv, StepOutcome, clipped_parts
 from mimesis_gym.core.roles import Role, RoleResult
 from mimesis_gym.core.tasks import TaskPack
-from mimesis_gym.envs._userrl import userrl_root
+from mimesis_gym.core.upstream import UserRLUpstream
+from mimesis_gym.envs._userrl import prompts_file, userrl_root
 from mimesis_gym.envs.travel.behaviors import USER_BEHAVIORS
 from mimesis_gym.envs.travel.prompts import (
     BUDGET_SENTENCE,
@@ -35,12 +36,14 @@ from mimesis_gym.envs.travel.roles import (
 from mimesis_gym.envs.travel.tasks import (
     ASPECT_LETTERS,
     LETTER_ASPECTS,
+    USERRL_NEEDS,
     NumberedPreference,
     TravelTask,
     canonical_query,
     load_original_pack,
     load_upstream_pack,
     missing_record_file,
+    unplayable_files,
 )
 
 __all__ = ["REWARD_CONSTANTS", "TravelEnv"]
@@ -141,6 +144,14 @@ class TravelEnv(ConversationEnv[TravelTask]):
     """
 
     env_name: ClassVar[str] = "travel"
+    upstream: ClassVar[UserRLUpstream | None] = UserRLUpstream(
+        "TravelGym",
+        task_files=USERRL_NEEDS,
+        load=load_upstream_pack,
+        counts={"train": 2651, "test": 471},
+        unplayable=unplayable_files,
+        files=(prompts_file(USERRL_PROMPT_FILE),),
+    )
     scoring: ClassVar[str] = "per_aspect_best"
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"search", "action", "answer", "finish"})
     reward_part_names: ClassVar[tuple[str, ...]] = ("search", "preference", "choice", "step_penalty", "clip")

@@ -56,6 +56,7 @@ __all__ = [
     "option_price",
     "parse_date",
     "request_failure",
+    "unplayable_files",
 ]
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -584,6 +585,16 @@ def load_userrl_tasks(data_dir: str | Path) -> list[TravelTask]:
 def load_upstream_pack(data_dir: str | None) -> TaskPack[TravelTask]:
     """UserRL's 3122 tasks as a pack with splits ``train`` (2651) and ``test`` (471)."""
     return _upstream_pack(userrl_data_root(data_dir, "TravelGym", USERRL_NEEDS, any_of=True))
+
+
+def unplayable_files(pack: TaskPack[TravelTask]) -> dict[str, int]:
+    """The absent ``travelgym_data_{W}.json`` files of a loaded pack, each with how many of its tasks
+    it leaves unplayable (stubs), in set order."""
+    stubs = {
+        USERRL_RECORDS.format(w=wanted): sum(1 for task in pack if task.wanted_num == wanted and not task.playable)
+        for wanted in TRAVEL_SETS
+    }
+    return {path: count for path, count in stubs.items() if count}
 
 
 @lru_cache(maxsize=8)

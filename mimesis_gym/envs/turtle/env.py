@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from mimesis_gym.behaviors.play import EnvBehaviors
-from mimesis_gym.core.actions import ParsedAction
 from mimesis_gym.core.disclosure import DisclosureItem
-from mimesis_gym.core.env import ConversationEnv, StepOutcome, gain_parts
 from mimesis_gym.core.roles import Role
 from mimesis_gym.core.tasks import TaskPack
-from mimesis_gym.envs._roles import ask
-from mimesis_gym.envs._userrl import read_prompt_strings, userrl_root
+from mimesis_gym.core.upstream import UserRLUpstream
+from mimesis_gym.envs._asking import Proposal, QuestionGame, QuestionGameEnv
+from mimesis_gym.envs._userrl import prompts_file, read_prompt_strings, userrl_root
 from mimesis_gym.envs.turtle.behaviors import USER_BEHAVIORS
 from mimesis_gym.envs.turtle.roles import (
     FALLBACK_TEXT,
@@ -21,7 +20,7 @@ from mimesis_gym.envs.turtle.roles import (
     ScriptedOracle,
     ScriptedRubric,
 )
-from mimesis_gym.envs.turtle.tasks import TurtleTask, load_original_pack, load_upstream_pack
+from mimesis_gym.envs.turtle.tasks import USERRL_NEEDS, TurtleTask, load_original_pack, load_upstream_pack
 
 __all__ = ["TurtleEnv"]
 
@@ -45,7 +44,7 @@ OPENING_INSTRUCTION = "Ask yes-or-no questions to uncover the hidden story behin
 FINISH_TEXT = "The game is over."
 
 
-class TurtleEnv(ConversationEnv[TurtleTask]):
+class TurtleEnv(QuestionGameEnv[TurtleTask]):
     """
     ## Description
 
@@ -106,10 +105,18 @@ class TurtleEnv(ConversationEnv[TurtleTask]):
     """
 
     env_name: ClassVar[str] = "turtle"
+    upstream: ClassVar[UserRLUpstream | None] = UserRLUpstream(
+        "TurtleGym",
+        task_files=USERRL_NEEDS,
+        load=load_upstream_pack,
+        counts={"train": 423, "test": 48},
+        files=(prompts_file(USERRL_PROMPTS_FILE),),
+    )
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"action", "answer", "finish"})
     tolerated_kinds: ClassVar[dict[str, str]] = {"search": "action"}
     reward_part_names: ClassVar[tuple[str, ...]] = ("answer_gain", "step_penalty", "clip")
     role_names: ClassVar[tuple[str, ...]] = ("oracle", "rubric")
+    game: ClassVar[QuestionGame] = QuestionGame("oracle", "fact", FALLBACK_TEXT, FINISH_TEXT, "answer_gain")
     user_behaviors: ClassVar[EnvBehaviors] = USER_BEHAVIORS
     default_system_prompt: ClassVar[str] = SYSTEM_PROMPT
     tool_description: ClassVar[str] = "Ask a yes-or-no question about the hidden story, or tell the story."
@@ -150,63 +157,33 @@ class TurtleEnv(ConversationEnv[TurtleTask]):
             if judge_model is None
             else LLMRubric(judge_model, lenient=self.lenient_parsing, templates=templates)
         )
-        self.best = 0.0
-        self._history: list[tuple[str, str]] = []
+        self._begin_game()
 
     @classmethod
     def load_task_pack(cls, pack: str, data_dir: str | None) -> TaskPack[TurtleTask]:
         return load_upstream_pack(data_dir) if pack == "upstream" else load_original_pack()
 
     async def _begin(self, task: TurtleTask) -> str:
-        self.best = 0.0
-        self._history = []
+        self._begin_game()
         if task.opening is not None:
             return task.opening
         return f"Title: {task.title}\nSurface: {task.surface}\n{OPENING_INSTRUCTION}"
 
-    async def _handle(self, action: ParsedAction) -> StepOutcome:
-        task: TurtleTask = self.task  # type: ignore[assignment]
-        gain = 0.0
-        terminated = False
-        user_thought = user_utterance = None
-        judgements: dict[str, Any] = {}
-        if action.kind == "finish":
-            obs, terminated = FINISH_TEXT, True
-        elif action.kind == "action":
-            answered = await ask(
-                self.oracle, self._session, action.content, self._history, FALLBACK_TEXT, "fact", task=task
-            )
-            obs, user_thought, user_utterance = answered.obs, answered.thought, answered.utterance
-            judgements["oracle"] = answered.judgement
-        else:  # answer
-            result = await self.rubric(self._session, story=action.content, task=task)
-            if result.failed:
-                obs = FALLBACK_TEXT
-                judgements["rubric"] = {"scores": None, "S": None, "judge_feedback": None}
-            else:
-                story_score = 0.0
-                for criterion, score in zip(task.criteria, result.value, strict=True):
-                    story_score += criterion.weight * score
-                gain = max(0.0, story_score - self.best)
-                self.best = max(self.best, story_score)
-                terminated = story_score >= self.success_threshold - self.success_epsilon
-                obs = _coverage_feedback(task, result.value)
-                feedback = (result.parsed or {}).get("feedback")
-                judgements["rubric"] = {
-                    "scores": list(result.value),
-                    "S": story_score,
-                    "judge_feedback": feedback if isinstance(feedback, str) else None,
-                }
-        return StepOutcome(
-            obs=obs,
-            reward_parts=gain_parts(
-                "answer_gain", gain, scale=self.reward_scale, step_penalty=self.step_penalty, turn=self.turn
-            ),
-            terminated=terminated,
-            user_thought=user_thought,
-            user_utterance=user_utterance,
-            judgements=judgements,
-        )
+    async def _judge_proposal(self, task: TurtleTask, proposal: str) -> Proposal:
+        result = await self.rubric(self._session, story=proposal, task=task)
+        if result.failed:
+            return Proposal(FALLBACK_TEXT, None, False, "rubric", {"scores": None, "S": None, "judge_feedback": None})
+        story_score = 0.0
+        for criterion, score in zip(task.criteria, result.value, strict=True):
+            story_score += criterion.weight * score
+        feedback = (result.parsed or {}).get("feedback")
+        judgement = {
+            "scores": list(result.value),
+            "S": story_score,
+            "judge_feedback": feedback if isinstance(feedback, str) else None,
+        }
+        solved = story_score >= self.success_threshold - self.success_epsilon
+        return Proposal(_coverage_feedback(task, result.value), story_score, solved, "rubric", judgement)
 
     def _hidden(self) -> dict[str, Any]:
         task: TurtleTask = self.task  # type: ignore[assignment]

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from mimesis_gym.core.chat import ChatReply
 from mimesis_gym.core.roles import LLMRole, RoleOutputError, RoleResult, ScriptedRole
 from mimesis_gym.envs._matching import is_negated, spec_matches
-from mimesis_gym.envs._roles import LLMYesNoRole, format_history
+from mimesis_gym.envs._roles import LLMYesNoRole
 from mimesis_gym.envs._userrl import fill
 from mimesis_gym.envs.turtle.tasks import Criterion, Fact, TurtleTask
 
@@ -106,17 +106,6 @@ class LLMOracle(LLMYesNoRole):
     name: ClassVar[str] = "oracle"
     fallback_text: ClassVar[str] = FALLBACK_TEXT
 
-    def __init__(
-        self,
-        model: Any,
-        *,
-        lenient: bool = False,
-        sees_history: bool = False,
-        templates: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(model, lenient=lenient, templates=templates)
-        self.sees_history = sees_history
-
     def build_messages(
         self, *, question: str, task: TurtleTask, history: Sequence[tuple[str, str]] = (), **_: Any
     ) -> list[dict[str, Any]]:
@@ -126,11 +115,9 @@ class LLMOracle(LLMYesNoRole):
                 {"role": "system", "content": fill(self.templates["ACTION_SYS"], values)},
                 {"role": "user", "content": fill(self.templates["ACTION_USER"], values)},
             ]
-        parts = [f"Surface: {task.surface}", f"Bottom: {task.bottom}"]
-        if self.sees_history and history:
-            parts.append("Earlier questions and your answers:\n" + format_history(history, "Player", "You"))
-        parts.append(f"The player's question: {question}")
-        return [{"role": "system", "content": ORACLE_SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+        return self.question_messages(
+            ORACLE_SYSTEM, [f"Surface: {task.surface}", f"Bottom: {task.bottom}"], question, history
+        )
 
 
 class LLMRubric(LLMRole[list[float]]):

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from functools import cache, lru_cache
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from mimesis_gym.core.tasks import TaskPack
-from mimesis_gym.envs._userrl import parquet_rows, prompt_pair, read_json, userrl_data_root
+from mimesis_gym.envs._userrl import ParquetRow, parquet_splits, read_json, userrl_data_root
 
 __all__ = ["Criterion", "Fact", "TurtleTask", "load_original_pack", "load_upstream_pack"]
 
@@ -100,25 +101,20 @@ def _load_upstream(root: Path) -> TaskPack[TurtleTask]:
         for story in read_json(root / USERRL_STORIES).values()
         if story.get("judgment") == "Yes"
     }
-    splits: dict[str, list[TurtleTask]] = {}
-    for split, relative in USERRL_PARQUETS.items():
-        tasks = []
-        for row in parquet_rows(root / relative):
-            story = stories[row["reward_model"]["title"].lower()]
-            system, opening = prompt_pair(row)
-            tasks.append(
-                TurtleTask(
-                    id=story["new_title"],
-                    split=split,
-                    title=story["new_title"],
-                    surface=story["new_surface"],
-                    bottom=story["new_bottom"],
-                    criteria=tuple(
-                        Criterion(statement=c["statement"], weight=float(c["score"])) for c in story["evaluation"]
-                    ),
-                    system_prompt=system,
-                    opening=opening,
-                )
-            )
-        splits[split] = tasks
+    splits = parquet_splits(
+        root, USERRL_PARQUETS, lambda r: _upstream_task(stories[r.row["reward_model"]["title"].lower()], r)
+    )
     return TaskPack("turtle/upstream", splits, lookup_keys=_lookup_keys)
+
+
+def _upstream_task(story: dict[str, Any], row: ParquetRow) -> TurtleTask:
+    return TurtleTask(
+        id=story["new_title"],
+        split=row.split,
+        title=story["new_title"],
+        surface=story["new_surface"],
+        bottom=story["new_bottom"],
+        criteria=tuple(Criterion(statement=c["statement"], weight=float(c["score"])) for c in story["evaluation"]),
+        system_prompt=row.system,
+        opening=row.opening,
+    )
