@@ -12,7 +12,6 @@ privacy leak filter). The teacher sees the note as one extra user message (:func
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
 import json
 from collections.abc import Callable, Sequence
@@ -23,6 +22,7 @@ from mimesis_gym.algorithms.coach_notes import clean_note, leaked_items
 from mimesis_gym.algorithms.config import CSDConfig
 from mimesis_gym.algorithms.records import Episode
 from mimesis_gym.core.conventions import split_thought
+from mimesis_gym.core.imports import import_object
 
 __all__ = [
     "COACH_SYSTEM_PROMPTS",
@@ -198,16 +198,10 @@ def select_turns(episode: Episode, config: CSDConfig) -> list[int]:
 
 
 def load_callable(target: str | Callable[..., Any]) -> Callable[..., Any]:
-    """A callable from ``"module:function"`` (or the callable itself)."""
+    """A callable from ``"module:function"`` (or the callable itself), for ``csd.coach.callable``."""
     if callable(target):
         return target
-    module, _, name = str(target).partition(":")
-    if not module or not name:
-        raise ValueError(f"csd.coach.callable must be 'module:function'; got {target!r}")
-    value: Any = importlib.import_module(module)
-    for part in name.split("."):
-        value = getattr(value, part)
-    return value
+    return import_object(str(target), setting="csd.coach.callable")
 
 
 class ScriptedCoach:
