@@ -17,8 +17,7 @@ The names below are imported lazily, so ``import mimesis_gym`` never imports tor
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from mimesis_gym.algorithms.lazy import lazy_exports
 
 __all__ = [
     "AlgorithmConfig",
@@ -33,26 +32,18 @@ __all__ = [
     "train",
 ]
 
-_LAZY = {
-    "AlgorithmConfig": "mimesis_gym.algorithms.config",
-    "TrainerConfig": "mimesis_gym.algorithms.config",
-    "Episode": "mimesis_gym.algorithms.records",
-    "Learner": "mimesis_gym.algorithms.learners",
-    "register_learner": "mimesis_gym.algorithms.learners",
-    "Segment": "mimesis_gym.algorithms.records",
-    "Turn": "mimesis_gym.algorithms.records",
-    "TrainResult": "mimesis_gym.algorithms.trainer",
-    "Trainer": "mimesis_gym.algorithms.trainer",
-    "train": "mimesis_gym.algorithms.trainer",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mimesis_gym.algorithms' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "AlgorithmConfig": ".config",
+        "TrainerConfig": ".config",
+        "Episode": ".records",
+        "Learner": ".learners",
+        "register_learner": ".learners",
+        "Segment": ".records",
+        "Turn": ".records",
+        "TrainResult": ".trainer",
+        "Trainer": ".trainer",
+        "train": ".trainer",
+    },
+)
