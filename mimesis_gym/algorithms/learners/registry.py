@@ -1,20 +1,24 @@
-"""The registry of learners, keyed by algorithm name.
+"""The learner registry: :data:`LEARNERS` by name, and the rows it adds to the one algorithm table.
 
 See docs/algorithms.md, "Learners and the trainer's modules"; docs/writing-a-learner.md.
 
-An ``algorithm`` name selects a configuration and the learners that run with it:
+What ``algorithm=<name>`` means is one row of the one table,
+:data:`~mimesis_gym.algorithms.config.ALGORITHMS` (:class:`~mimesis_gym.algorithms.config.Algorithm`):
+the estimator and ``csd.enabled`` it sets and the learner it is for. Every registered learner whose
+:meth:`~Learner.enabled` holds for the resulting config runs, in registry order, and so does the row's
+learner when the row runs it by name:
 
-* the built-in names of :data:`~mimesis_gym.algorithms.config.ALGORITHMS` (``grpo``,
-  ``grpo-outcome``, ``foldgrpo``, ``infopo``, ``csd``) set ``advantage.estimator`` and
-  ``csd.enabled``; every registered learner whose :meth:`~Learner.enabled` holds for the resulting
-  config runs (so a config file alone can turn InfoPO or CSD on);
-* a learner registered at run time (:func:`register_learner`), and the built-in ``sft``, is selected
-  by its own name and runs with the config's estimator and CSD off.
+* the built-in rows ``grpo``, ``grpo-outcome``, ``foldgrpo`` set an estimator (the plain loop);
+  ``infopo`` sets the estimator that turns InfoPO on, ``csd`` the switch that turns CSD on (so a config
+  file alone turns them on too, and ``csd`` with ``csd.alpha=0`` runs no CSD);
+* :func:`register_learner` adds the row ``Algorithm(learner=name)`` for any other learner (the built-in
+  ``sft`` and every learner registered at run time): its name runs it, with the config's estimator and
+  CSD off.
 """
 
 from __future__ import annotations
 
-from mimesis_gym.algorithms.config import ALGORITHMS, AlgorithmConfig, TrainerConfig
+from mimesis_gym.algorithms.config import ALGORITHMS, Algorithm, AlgorithmConfig, TrainerConfig
 from mimesis_gym.algorithms.learners.base import Learner
 from mimesis_gym.algorithms.learners.csd.learner import CSD
 from mimesis_gym.algorithms.learners.infopo.learner import InfoPO
@@ -27,15 +31,27 @@ LEARNERS: dict[str, type[Learner]] = {}
 
 
 def register_learner(learner: type[Learner], *, replace: bool = False) -> type[Learner]:
-    """Add ``learner`` under ``learner.name`` (usable as a class decorator); a taken name needs ``replace=True``."""
+    """Add ``learner`` under ``learner.name`` and ``algorithm=<name>`` for it (usable as a class decorator).
+
+    A name taken by another learner needs ``replace=True``; a built-in algorithm name (``grpo``, ...)
+    is refused, since that name already means something else.
+    """
     if not (isinstance(learner, type) and issubclass(learner, Learner)):
         raise TypeError(f"register_learner takes a Learner subclass; got {learner!r}")
     name = learner.name
     if not name:
         raise ValueError(f"{learner.__qualname__}.name is empty: set the algorithm name it is selected by")
+    row = ALGORITHMS.get(name)
+    if row is not None and row.learner != name:
+        raise ValueError(
+            f"{learner.__qualname__}.name {name!r} is a built-in algorithm (advantage.estimator="
+            f"{row.estimator}, csd.enabled={row.csd}) that would never run it: choose another name"
+        )
     if name in LEARNERS and LEARNERS[name] is not learner and not replace:
         raise ValueError(f"a learner named {name!r} is already registered ({LEARNERS[name].__qualname__})")
     LEARNERS[name] = learner
+    if row is None:
+        ALGORITHMS[name] = Algorithm(learner=name)
     return learner
 
 
@@ -45,8 +61,8 @@ register_learner(SFT)
 
 
 def algorithm_names() -> list[str]:
-    """Every name ``algorithm=`` accepts: the built-in ones, then the learners registered at run time."""
-    return [*ALGORITHMS, *(name for name in LEARNERS if name not in ALGORITHMS)]
+    """Every name ``algorithm=`` accepts: the built-in ones, then the registered learners' own names."""
+    return list(ALGORITHMS)
 
 
 def select_learners(
@@ -58,11 +74,11 @@ def select_learners(
     that would both replace the advantages.
     """
     named: type[Learner] | None = None
-    if isinstance(algorithm, str) and algorithm not in ALGORITHMS:
-        named = LEARNERS.get(algorithm)
-        if named is None:
+    if isinstance(algorithm, str):
+        row = ALGORITHMS.get(algorithm)
+        if row is None or (row.learner is not None and row.learner not in LEARNERS):
             raise ValueError(f"unknown algorithm {algorithm!r}; known: {', '.join(algorithm_names())}")
-        algorithm = AlgorithmConfig(advantage=config.advantage, csd=False)
+        named = LEARNERS[row.learner] if row.learner is not None and row.by_name else None
     config = config.with_algorithm(algorithm)
     for learner in LEARNERS.values():
         learner.validate(config)
