@@ -1,12 +1,14 @@
 """Learners that turn the environments into training signal (docs/algorithms.md).
 
-The estimators (``advantages``), the PPO-clip core (``losses``), CSD (``csd``, ``coach_notes``,
-``coach_runner``, ``teacher``), InfoPO's counterfactuals (``infopo``), the token-exact records and
+The estimators (``advantages``), the PPO-clip core (``losses``), the token-exact records and
 collectors (``records``, ``render``, ``rollout``, ``engines``), batching and log-probs
-(``batching``, ``logprobs``), the configuration (``config``) and the trainer: its loop
-(``trainer``), the services it shares with the learners (``services``), the data order (``tasks``),
-the policy checks (``policy``), the advantage phase (``advantage_step``), the update (``update``)
-and the learners' own passes, registered by name (``learners``: InfoPO, CSD)::
+(``batching``, ``logprobs``), the configuration and the one table of algorithm names (``config``)
+and the trainer: its loop (``trainer``), the services it shares with the learners (``services``),
+the data order (``tasks``), the policy checks (``policy``), the advantage phase
+(``advantage_step``), the update (``update``) and the learners, one folder each with its math and
+helpers, registered by name (``learners``: ``csd``, ``infopo``, ``sft``). The modules ``csd``,
+``coach_notes``, ``coach_runner``, ``teacher``, ``infopo``, ``sft_data`` and ``user_sft_data`` here
+are the old paths of moved learner modules and re-export their names::
 
     from mimesis_gym.algorithms import train, TrainerConfig
     result = train(["mimesis/TelepathyGym-v0"], policy="tiny", user="scripted", algorithm="grpo",

@@ -6,7 +6,7 @@ The file (JSON, YAML or TOML) holds the job and the trainer configuration side b
                                                  # (kwargs.user_behavior: the env's hard users)
     policy: tiny                                 # tiny | hf:<path> | <path> | factory:<module>:<function>
     user: scripted                               # a users-registry alias
-    algorithm: grpo                              # grpo | grpo-outcome | foldgrpo | infopo | csd (optional)
+    algorithm: grpo                              # grpo | grpo-outcome | foldgrpo | infopo | csd | sft (optional)
     preset: cpu-tiny                             # optional: the base the groups below override
     run: {total_steps: 30, output_dir: runs/keyword}
 

@@ -385,9 +385,10 @@ ALGORITHMS: dict[str, Algorithm] = {
     "infopo": Algorithm("infopo", learner="infopo", by_name=False),
     "csd": Algorithm("grpo_multiturn", csd=True, learner="csd", by_name=False),
 }
-"""The one table of ``algorithm`` names, in the order they are listed: the built-in rows here, then a row
-``Algorithm(learner=name)`` per other learner, added when it is registered
-(:func:`~mimesis_gym.algorithms.learners.register_learner`: ``sft`` and the learners registered at run time)."""
+"""The one table of ``algorithm`` names, in the order they are listed: the built-in rows here, then a
+row ``Algorithm(learner=name)`` per other learner, added when it is registered
+(:func:`~mimesis_gym.algorithms.learners.registry.register_learner`: ``sft`` and the learners
+registered at run time)."""
 
 
 class TrainerConfig(_Group):

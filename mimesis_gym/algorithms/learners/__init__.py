@@ -2,9 +2,9 @@
 
 See docs/algorithms.md, "Learners and the trainer's modules"; docs/writing-a-learner.md.
 
-* :mod:`~mimesis_gym.algorithms.learners.base`: the seam, :class:`Learner` and the batches its hooks see;
-* :mod:`~mimesis_gym.algorithms.learners.registry`: :data:`LEARNERS`, :func:`register_learner`,
-  :func:`algorithm_names` and :func:`select_learners`;
+* :mod:`~mimesis_gym.algorithms.learners.base`: the seam, ``Learner`` and the batches its hooks see;
+* :mod:`~mimesis_gym.algorithms.learners.registry`: ``LEARNERS``, ``register_learner``,
+  ``algorithm_names`` and ``select_learners``;
 * ``csd/``, ``infopo/``, ``sft/``: each built-in learner with its math and helpers.
 
 The names below load on first use, so importing a learner's torch-free helper (the CSD coach, SFT's

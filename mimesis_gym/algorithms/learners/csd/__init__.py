@@ -1,7 +1,7 @@
 """CSD — Coached On-Policy Self-Distillation, in one folder (docs/algorithms.md, "CSD").
 
-* :mod:`~mimesis_gym.algorithms.learners.csd.learner`: the :class:`CSD` learner (its hooks) and
-  :func:`make_coach`;
+* :mod:`~mimesis_gym.algorithms.learners.csd.learner`: the ``CSD`` learner (its hooks) and
+  ``make_coach``;
 * :mod:`~mimesis_gym.algorithms.learners.csd.loss`: the gate and the loss term;
 * :mod:`~mimesis_gym.algorithms.learners.csd.coach`: turn selection, coach requests, chat and scripted coaches;
 * :mod:`~mimesis_gym.algorithms.learners.csd.notes`: cleaning a note and the privacy leak filter;

@@ -1,6 +1,6 @@
 """InfoPO — the information gain of the user's feedback, in one folder (docs/algorithms.md, "InfoPO").
 
-* :mod:`~mimesis_gym.algorithms.learners.infopo.learner`: the :class:`InfoPO` learner (its hooks and metrics);
+* :mod:`~mimesis_gym.algorithms.learners.infopo.learner`: the ``InfoPO`` learner (its hooks and metrics);
 * :mod:`~mimesis_gym.algorithms.learners.infopo.counterfactual`: the masked-feedback rows and the gains.
 
 The estimator that folds the gains into the advantages is

@@ -1,6 +1,6 @@
 """SFT — supervised fine-tuning on recorded conversations, in one folder (docs/algorithms.md, "SFT").
 
-* :mod:`~mimesis_gym.algorithms.learners.sft.learner`: the :class:`SFT` learner (``algorithm="sft"``);
+* :mod:`~mimesis_gym.algorithms.learners.sft.learner`: the ``SFT`` learner (``algorithm="sft"``);
 * :mod:`~mimesis_gym.algorithms.learners.sft.data`: the JSONL conversation format, its encoding and loss
   masks (``mimesis-gym collect`` writes it);
 * :mod:`~mimesis_gym.algorithms.learners.sft.user_data`: user-side examples from human conversations
