@@ -4,7 +4,7 @@ import pytest
 
 pytest.importorskip("torch", reason="the local stack is installed by `make test`")
 
-from mimesis_gym.algorithms.config import TrainerConfig
+from mimesis_gym.algorithms.config import ALGORITHMS, Algorithm, TrainerConfig
 from mimesis_gym.algorithms.learners import (
     LEARNERS,
     Learner,
@@ -86,3 +86,26 @@ def test_two_learners_replacing_the_advantages_are_refused():
     with pytest.raises(ValueError, match="custom, rival would each replace the advantages"):
         select_learners(TrainerConfig(), "custom")
     assert rival in LEARNERS.values()
+
+
+@pytest.mark.usefixtures("learner_registry")
+def test_one_table_answers_what_every_algorithm_name_means():
+    assert algorithm_names() == list(ALGORITHMS) and ALGORITHMS["sft"] == Algorithm(learner="sft")
+    assert ALGORITHMS["csd"] == Algorithm("grpo_multiturn", csd=True, learner="csd", by_name=False)
+    register_learner(Custom)
+    assert ALGORITHMS["custom"] == Algorithm(learner="custom")
+    base = TrainerConfig().with_overrides(["csd.enabled=true", "advantage.estimator=foldgrpo"])
+    for name in ("sft", "custom"):  # the config reads the same table as the registry
+        config = base.with_algorithm(name)
+        assert config.advantage.estimator == "foldgrpo" and not config.csd.enabled
+    control = TrainerConfig().with_overrides([*SCRIPTED, "csd.alpha=0"])
+    assert select_learners(control, "csd")[1] == []  # the name turns CSD on through the config: α = 0 is off
+
+
+@pytest.mark.usefixtures("learner_registry")
+def test_a_learner_named_after_a_built_in_algorithm_is_refused():
+    for name in ("grpo", "foldgrpo"):
+        with pytest.raises(ValueError, match=f"name '{name}' is a built-in algorithm .* choose another name"):
+            register_learner(type("Shadow", (Custom,), {"name": name}))
+        assert name not in LEARNERS
+    assert register_learner(CSD) is CSD and ALGORITHMS["csd"].learner == "csd"  # a row's own learner keeps it

@@ -1,12 +1,14 @@
 """Learners that turn the environments into training signal (docs/algorithms.md).
 
-The estimators (``advantages``), the PPO-clip core (``losses``), CSD (``csd``, ``coach_notes``,
-``coach_runner``, ``teacher``), InfoPO's counterfactuals (``infopo``), the token-exact records and
+The estimators (``advantages``), the PPO-clip core (``losses``), the token-exact records and
 collectors (``records``, ``render``, ``rollout``, ``engines``), batching and log-probs
-(``batching``, ``logprobs``), the configuration (``config``) and the trainer: its loop
-(``trainer``), the services it shares with the learners (``services``), the data order (``tasks``),
-the policy checks (``policy``), the advantage phase (``advantage_step``), the update (``update``)
-and the learners' own passes, registered by name (``learners``: InfoPO, CSD)::
+(``batching``, ``logprobs``), the configuration and the one table of algorithm names (``config``)
+and the trainer: its loop (``trainer``), the services it shares with the learners (``services``),
+the data order (``tasks``), the policy checks (``policy``), the advantage phase
+(``advantage_step``), the update (``update``) and the learners, one folder each with its math and
+helpers, registered by name (``learners``: ``csd``, ``infopo``, ``sft``). The modules ``csd``,
+``coach_notes``, ``coach_runner``, ``teacher``, ``infopo``, ``sft_data`` and ``user_sft_data`` here
+are the old paths of moved learner modules and re-export their names::
 
     from mimesis_gym.algorithms import train, TrainerConfig
     result = train(["mimesis/TelepathyGym-v0"], policy="tiny", user="scripted", algorithm="grpo",
@@ -17,8 +19,7 @@ The names below are imported lazily, so ``import mimesis_gym`` never imports tor
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from mimesis_gym.algorithms.lazy import lazy_exports
 
 __all__ = [
     "AlgorithmConfig",
@@ -33,26 +34,18 @@ __all__ = [
     "train",
 ]
 
-_LAZY = {
-    "AlgorithmConfig": "mimesis_gym.algorithms.config",
-    "TrainerConfig": "mimesis_gym.algorithms.config",
-    "Episode": "mimesis_gym.algorithms.records",
-    "Learner": "mimesis_gym.algorithms.learners",
-    "register_learner": "mimesis_gym.algorithms.learners",
-    "Segment": "mimesis_gym.algorithms.records",
-    "Turn": "mimesis_gym.algorithms.records",
-    "TrainResult": "mimesis_gym.algorithms.trainer",
-    "Trainer": "mimesis_gym.algorithms.trainer",
-    "train": "mimesis_gym.algorithms.trainer",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mimesis_gym.algorithms' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "AlgorithmConfig": ".config",
+        "TrainerConfig": ".config",
+        "Episode": ".records",
+        "Learner": ".learners",
+        "register_learner": ".learners",
+        "Segment": ".records",
+        "Turn": ".records",
+        "TrainResult": ".trainer",
+        "Trainer": ".trainer",
+        "train": ".trainer",
+    },
+)

@@ -6,7 +6,7 @@ The file (JSON, YAML or TOML) holds the job and the trainer configuration side b
                                                  # (kwargs.user_behavior: the env's hard users)
     policy: tiny                                 # tiny | hf:<path> | <path> | factory:<module>:<function>
     user: scripted                               # a users-registry alias
-    algorithm: grpo                              # grpo | grpo-outcome | foldgrpo | infopo | csd (optional)
+    algorithm: grpo                              # grpo | grpo-outcome | foldgrpo | infopo | csd | sft (optional)
     preset: cpu-tiny                             # optional: the base the groups below override
     run: {total_steps: 30, output_dir: runs/keyword}
 
@@ -59,10 +59,10 @@ def _policy_factory(spec: Any) -> Any:
     """The factory of a ``factory:<module>:<function>`` policy (imported, not called), else ``None``."""
     if not (isinstance(spec, str) and spec.startswith("factory:")):
         return None
-    from mimesis_gym.algorithms.coach_runner import load_callable
+    from mimesis_gym.core.imports import import_object
 
     try:
-        return load_callable(spec.removeprefix("factory:"))
+        return import_object(spec.removeprefix("factory:"), setting="policy factory")
     except (ImportError, AttributeError) as error:
         raise ValueError(f"policy {spec!r}: {error}") from None
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -23,6 +24,7 @@ __all__ = [
     "ALGORITHMS",
     "PRESETS",
     "AdvantageConfig",
+    "Algorithm",
     "AlgorithmConfig",
     "CSDConfig",
     "CoachConfig",
@@ -361,13 +363,32 @@ class AlgorithmConfig(_Group):
     csd: bool = False
 
 
-ALGORITHMS: dict[str, tuple[str, bool]] = {
-    "grpo": ("grpo_multiturn", False),
-    "grpo-outcome": ("grpo_outcome", False),
-    "foldgrpo": ("foldgrpo", False),
-    "infopo": ("infopo", False),
-    "csd": ("grpo_multiturn", True),
+@dataclass(frozen=True)
+class Algorithm:
+    """What ``algorithm=<name>`` means: one row of :data:`ALGORITHMS`."""
+
+    estimator: str | None = None
+    """The ``advantage.estimator`` the name sets; ``None`` keeps the config's."""
+    csd: bool = False
+    """The ``csd.enabled`` the name sets."""
+    learner: str | None = None
+    """The learner the name is for (its registry name); ``None``: the plain PPO-clip loop."""
+    by_name: bool = True
+    """The name runs ``learner`` whatever the config says; ``False``: ``learner`` runs only when its
+    ``enabled(config)`` holds for the resulting config (``csd`` with ``csd.alpha=0`` is the GRPO control)."""
+
+
+ALGORITHMS: dict[str, Algorithm] = {
+    "grpo": Algorithm("grpo_multiturn"),
+    "grpo-outcome": Algorithm("grpo_outcome"),
+    "foldgrpo": Algorithm("foldgrpo"),
+    "infopo": Algorithm("infopo", learner="infopo", by_name=False),
+    "csd": Algorithm("grpo_multiturn", csd=True, learner="csd", by_name=False),
 }
+"""The one table of ``algorithm`` names, in the order they are listed: the built-in rows here, then a
+row ``Algorithm(learner=name)`` per other learner, added when it is registered
+(:func:`~mimesis_gym.algorithms.learners.registry.register_learner`: ``sft`` and the learners
+registered at run time)."""
 
 
 class TrainerConfig(_Group):
@@ -414,15 +435,18 @@ class TrainerConfig(_Group):
         return type(self).model_validate(data)
 
     def with_algorithm(self, algorithm: str | AlgorithmConfig | None) -> TrainerConfig:
-        """Override the estimator group and ``csd.enabled`` from an ``algorithm`` name; ``None`` keeps both."""
+        """Override the estimator group and ``csd.enabled`` from an ``algorithm`` name; ``None`` keeps both.
+
+        A name is a row of :data:`ALGORITHMS` (its estimator, or the config's when it sets none).
+        """
         if algorithm is None:
             return self
         if isinstance(algorithm, str):
-            try:
-                estimator, csd = ALGORITHMS[algorithm]
-            except KeyError:
-                raise ValueError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}") from None
-            advantage = self.advantage.model_copy(update={"estimator": estimator})
+            row = ALGORITHMS.get(algorithm)
+            if row is None:
+                raise ValueError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
+            advantage = self.advantage.model_copy(update={"estimator": row.estimator or self.advantage.estimator})
+            csd = row.csd
         else:
             advantage, csd = algorithm.advantage, algorithm.csd
         return self.model_copy(update={"advantage": advantage, "csd": self.csd.model_copy(update={"enabled": csd})})

@@ -585,10 +585,11 @@ def train(
     with ``reward_profile=config.rollout.reward_profile`` and ``split="train"`` (and
     ``privileged=True`` when CSD is on) unless their kwargs say otherwise; a ``user_behavior`` in the kwargs
     (a condition, a list or weights) is checked before the policy loads and drawn once per group
-    (docs/algorithms.md, "Training against hard users"). ``algorithm``: ``"grpo"``,
-    ``"grpo-outcome"``, ``"foldgrpo"``, ``"infopo"``, ``"csd"``, the name of a learner registered with
-    :func:`~mimesis_gym.algorithms.learners.register_learner`, an :class:`AlgorithmConfig`, or ``None``
-    (the config's estimator and ``csd.enabled``).
+    (docs/algorithms.md, "Training against hard users"). ``algorithm``: a name of
+    :data:`~mimesis_gym.algorithms.config.ALGORITHMS` (``"grpo"``, ``"grpo-outcome"``, ``"foldgrpo"``,
+    ``"infopo"``, ``"csd"``, ``"sft"``, or a learner registered with
+    :func:`~mimesis_gym.algorithms.learners.registry.register_learner`), an :class:`AlgorithmConfig`, or
+    ``None`` (the config's estimator and ``csd.enabled``).
     """
     trainer = Trainer(
         env_ids, policy, user, algorithm, judge=judge, config=config, eval_env_ids=eval_env_ids, callbacks=callbacks

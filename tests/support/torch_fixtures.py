@@ -30,10 +30,13 @@ def tiny_random_model_available():
 
 @pytest.fixture
 def learner_registry():
-    """The learner registry, restored to its entries before the test afterwards."""
+    """The learner registry and the algorithm table, restored to their entries before the test afterwards."""
+    from mimesis_gym.algorithms.config import ALGORITHMS
     from mimesis_gym.algorithms.learners import LEARNERS
 
-    saved = dict(LEARNERS)
+    saved, saved_rows = dict(LEARNERS), dict(ALGORITHMS)
     yield LEARNERS
     LEARNERS.clear()
     LEARNERS.update(saved)
+    ALGORITHMS.clear()
+    ALGORITHMS.update(saved_rows)

@@ -83,7 +83,7 @@ class Learner:
     """An algorithm's passes; the base class adds nothing (plain PPO-clip on the estimator's advantages).
 
     Subclass it, set :attr:`name` (the ``algorithm`` name it is selected by) and register the class
-    with :func:`~mimesis_gym.algorithms.learners.register_learner`.
+    with :func:`~mimesis_gym.algorithms.learners.registry.register_learner`.
     """
 
     name: ClassVar[str] = ""

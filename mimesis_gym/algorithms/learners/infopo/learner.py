@@ -14,8 +14,8 @@ from typing import Any
 
 from mimesis_gym.algorithms import advantages as estimators
 from mimesis_gym.algorithms.config import TrainerConfig
-from mimesis_gym.algorithms.infopo import counterfactual_rows, information_gains
 from mimesis_gym.algorithms.learners.base import Learner, RolloutBatch
+from mimesis_gym.algorithms.learners.infopo.counterfactual import counterfactual_rows, information_gains
 
 __all__ = ["InfoPO"]
 

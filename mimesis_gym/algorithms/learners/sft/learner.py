@@ -3,7 +3,7 @@
 Selected with ``algorithm="sft"``. Instead of rollouts, :meth:`SFT.episodes` supplies each step's
 ``rollout.prompts_per_batch`` conversations of ``sft.data`` (shuffled per epoch with a seed derived
 from the run seed; the trainer's ``(epoch, cursor)`` is the data position, so a resumed run goes on
-where it stopped), encoded by :func:`~mimesis_gym.algorithms.sft_data.encode_conversation` with the
+where it stopped), encoded by :func:`~mimesis_gym.algorithms.learners.sft.data.encode_conversation` with the
 loss mask on ``sft.side``. Their advantages are 0, so the PPO-clip term has no gradient; the loss is
 :meth:`SFT.extra_loss`, the mean negative log-likelihood of the mini-batch's trained tokens (every
 rank's tokens in the denominator, like the PPO term). Mini-batches, micro-batches, packing, the
@@ -21,9 +21,7 @@ import torch
 from mimesis_gym.algorithms.batching import Row
 from mimesis_gym.algorithms.config import TrainerConfig
 from mimesis_gym.algorithms.learners.base import Learner, MicroBatch, RolloutBatch
-from mimesis_gym.algorithms.records import Episode
-from mimesis_gym.algorithms.services import LoopServices
-from mimesis_gym.algorithms.sft_data import (
+from mimesis_gym.algorithms.learners.sft.data import (
     MISSING_DATA_FIX,
     EncodedConversation,
     SFTExample,
@@ -31,6 +29,8 @@ from mimesis_gym.algorithms.sft_data import (
     load_examples,
     to_episode,
 )
+from mimesis_gym.algorithms.records import Episode
+from mimesis_gym.algorithms.services import LoopServices
 
 __all__ = ["SFT"]
 

@@ -21,13 +21,13 @@ from typing import Any
 import torch
 
 from mimesis_gym.algorithms.batching import Row
-from mimesis_gym.algorithms.coach_runner import ChatCoach, CoachStats, ScriptedCoach, coach_episodes
 from mimesis_gym.algorithms.config import TrainerConfig
-from mimesis_gym.algorithms.csd import csd_gate, csd_loss
 from mimesis_gym.algorithms.learners.base import Learner, MicroBatch, RolloutBatch
+from mimesis_gym.algorithms.learners.csd.coach import ChatCoach, CoachStats, ScriptedCoach, coach_episodes
+from mimesis_gym.algorithms.learners.csd.loss import csd_gate, csd_loss
+from mimesis_gym.algorithms.learners.csd.teacher import TeacherRow, build_teacher_row
 from mimesis_gym.algorithms.records import Episode
 from mimesis_gym.algorithms.services import LoopServices
-from mimesis_gym.algorithms.teacher import TeacherRow, build_teacher_row
 
 __all__ = ["CSD", "make_coach"]
 
