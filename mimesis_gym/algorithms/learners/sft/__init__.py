@@ -1,4 +1,4 @@
-"""SFT — supervised fine-tuning on recorded conversations, in one folder (docs/algorithms.md, "SFT").
+"""SFT — supervised fine-tuning on recorded conversations, in one folder (docs/algorithms.md, "SFT: the warm start").
 
 * :mod:`~mimesis_gym.algorithms.learners.sft.learner`: the ``SFT`` learner (``algorithm="sft"``);
 * :mod:`~mimesis_gym.algorithms.learners.sft.data`: the JSONL conversation format, its encoding and loss
