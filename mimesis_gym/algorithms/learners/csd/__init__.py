@@ -1,4 +1,4 @@
-"""CSD — Coached On-Policy Self-Distillation, in one folder (docs/algorithms.md, "CSD — Coached On-Policy Self-Distillation").
+"""CSD, in one folder (docs/algorithms.md, "CSD — Coached On-Policy Self-Distillation").
 
 * :mod:`~mimesis_gym.algorithms.learners.csd.learner`: the ``CSD`` learner (its hooks) and
   ``make_coach``;
