@@ -30,15 +30,16 @@ from mimesis_gym.cli.common import (
     OneLineParser,
     UsageError,
 )
-from mimesis_gym.cli.evaluate import (
+from mimesis_gym.cli.evaluate import eval_config
+from mimesis_gym.core.errors import MimesisGymError
+from mimesis_gym.core.redact import redact
+from mimesis_gym.evaluation.presets import (
     DEMO_MAX_TURNS,
+    MAIN_JOB,
     MAIN_JOB_AGENTS,
     MAIN_JOB_BEHAVIOR_AGENTS,
     MAIN_JOB_BEHAVIORS,
-    eval_config,
 )
-from mimesis_gym.core.errors import MimesisGymError
-from mimesis_gym.core.redact import redact
 
 __all__ = [
     "DEMO_MAX_TURNS",
@@ -46,6 +47,7 @@ __all__ = [
     "EXIT_DISK_FULL",
     "EXIT_RUN_ERRORS",
     "EXIT_USAGE",
+    "MAIN_JOB",
     "MAIN_JOB_AGENTS",
     "MAIN_JOB_BEHAVIORS",
     "MAIN_JOB_BEHAVIOR_AGENTS",

@@ -23,32 +23,15 @@ from mimesis_gym.cli.common import (
 )
 from mimesis_gym.core.errors import MimesisGymError, validation_problems
 from mimesis_gym.envs import ENV_TABLE
+from mimesis_gym.evaluation.presets import MAIN_JOB_AGENTS, main_job_settings
 
 __all__ = [
-    "DEMO_MAX_TURNS",
-    "MAIN_JOB_AGENTS",
-    "MAIN_JOB_BEHAVIORS",
-    "MAIN_JOB_BEHAVIOR_AGENTS",
     "add_eval",
     "add_report",
     "add_view",
     "eval_config",
+    "plays_main_job",
 ]
-
-
-DEMO_MAX_TURNS = 6
-"""Turn cap of the embedded-defaults demo (``mimesis-gym eval`` with no arguments)."""
-
-MAIN_JOB_BEHAVIORS = ("control", "B3", "B9")
-"""The main job's user conditions: control (the paper's table) and two hard users, refusing to clarify
-(B3) and impatient (B9), for its robustness line (docs/behaviors.md)."""
-
-MAIN_JOB_BEHAVIOR_AGENTS = ("scripted:baseline", "oracle")
-"""The main job's agents that also meet the hard users: scripted, so the line costs about a second."""
-
-MAIN_JOB_AGENTS = ("tiny", "scripted:baseline", "scripted:random", "oracle")
-"""The agents ``mimesis-gym eval`` compares when no ``--agent`` is given: the embedded tiny model, the
-fair scripted baseline, and the random floor and privileged oracle ceiling on the same tasks."""
 
 
 def add_eval(commands: Any) -> None:
@@ -67,8 +50,8 @@ def add_eval(commands: Any) -> None:
     ev.add_argument("--trials", type=int_at_least(1), help="episodes per task (default 1)")
     ev.add_argument("--seed", type=int_at_least(0), help="seed of trial 0 (default 0)")
     ev.add_argument("--split", help="task split (default test)")
-    ev.add_argument("--limit", type=int_at_least(1), help="tasks per env")
-    ev.add_argument("--max-turns", type=int_at_least(1), help="turn cap per episode (default 16; the embedded demo: 6)")
+    ev.add_argument("--limit", type=int_at_least(1), help="tasks per env (default: all; the main job: 2)")
+    ev.add_argument("--max-turns", type=int_at_least(1), help="turn cap per episode (default 16; the main job: 6)")
     ev.add_argument("--concurrency", type=int_at_least(1), help="episodes in flight (default 8)")
     ev.add_argument("--agent-concurrency", type=int_at_least(1))
     ev.add_argument("--user-concurrency", type=int_at_least(1))
@@ -76,7 +59,7 @@ def add_eval(commands: Any) -> None:
     ev.add_argument(
         "--agent-max-tokens",
         type=int_at_least(1),
-        help="agent token budget per turn (default 2048; the embedded demo: 64)",
+        help="agent token budget per turn (default 2048; the main job: 64)",
     )
     ev.add_argument("--temperature", type=float_in(0.0, 2.0), help="agent temperature (default 0)")
     ev.add_argument("--role-max-tokens", type=int_at_least(1), help="cap on every user/judge call's max_tokens")
@@ -85,7 +68,7 @@ def add_eval(commands: Any) -> None:
     ev.add_argument(
         "--constrained-actions", action=argparse.BooleanOptionalAction, default=None,
         help="decode local agents' turns under the action grammar, ask HTTP agents for structured outputs "
-        "(default: on for the embedded demo, off otherwise)",
+        "(default: on for the main job, off otherwise)",
     )  # fmt: skip
     ev.add_argument("--data-dir", help="UserRL root: evaluate on the upstream task sets (pack='upstream')")
     ev.add_argument("--paper", action="store_true", help="the paper's preset (needs --data-dir)")
@@ -219,27 +202,17 @@ def eval_config(args: argparse.Namespace, out: Any) -> Any:
             return EvalConfig.model_validate(resumed)
         if out.is_dir() and any(out.iterdir()):
             usage_error(f"{out} is not empty (use --resume to continue it)")
-        settings: dict[str, Any] = {}
+        chosen = {key: value for key, value in given.items() if value is not None}
         if args.paper:
             from mimesis_gym.evaluation.presets import PAPER_EVAL
 
             if not args.data_dir:
                 usage_error("--paper evaluates on the upstream UserRL test sets: pass --data-dir")
-            settings.update(PAPER_EVAL)
-        settings.update({key: value for key, value in given.items() if value is not None})
-        settings.setdefault("agents", list(MAIN_JOB_AGENTS))
-        settings.setdefault("users", ["scripted"])
-        demo = settings["agents"] in (["tiny"], list(MAIN_JOB_AGENTS)) and args.limit is None and not args.paper
-        if demo:
-            # 8 turns measured 8 min 11 s with eight envs on 2 quiet cores (bench_demo.py); above
-            # 8 minutes the demo's turn cap is lowered, never its 10-minute bound raised.
-            settings.setdefault("max_turns", DEMO_MAX_TURNS)
-            settings.setdefault("agent_max_tokens", 64)
-            settings.setdefault("constrained_actions", True)
-            settings["limit"] = 2
-            if settings["agents"] == list(MAIN_JOB_AGENTS) and "user_behaviors" not in settings:
-                settings["user_behaviors"] = list(MAIN_JOB_BEHAVIORS)
-                settings.setdefault("behavior_agents", list(MAIN_JOB_BEHAVIOR_AGENTS))
+            settings = {**PAPER_EVAL, **chosen}
+        elif plays_main_job(given["agents"]):
+            settings = main_job_settings(given)
+        else:
+            settings = chosen
         config = EvalConfig(**settings)
         if args.paper:
             from mimesis_gym.evaluation.presets import paper_env_args
@@ -247,20 +220,32 @@ def eval_config(args: argparse.Namespace, out: Any) -> Any:
             config.env_args = paper_env_args(config.envs, config.env_args)
     except ValidationError as error:
         usage_error(validation_problems(error))
-    if demo:
-        hard = config.user_behaviors[1:]
-        robustness = (
-            f"; {' and '.join(config.behavior_agents or config.agents)} also against users playing {', '.join(hard)}"
-            if hard
-            else ""
-        )
-        print(
-            f"embedded defaults: agents {', '.join(config.agents)}, {config.limit} tasks per env, agent max_tokens "
-            f"{config.agent_max_tokens}, {config.max_turns} turns{robustness} (lift with --limit, "
-            "--agent-max-tokens, --max-turns, --user-behaviors)",
-            file=sys.stderr,
-        )
+    if config.preset == "main":
+        _state_main_job(config)
     return config
+
+
+def plays_main_job(agents: list[str] | None) -> bool:
+    """Whether ``eval`` without ``--paper`` plays the main job (:data:`~mimesis_gym.evaluation.presets.MAIN_JOB`):
+    no ``--agent``, its four agents, or ``tiny`` alone (its model agent on its settings, without the
+    robustness line); any other ``--agent`` plays on the defaults of ``EvalConfig``."""
+    return agents is None or agents in (["tiny"], list(MAIN_JOB_AGENTS))
+
+
+def _state_main_job(config: Any) -> None:
+    """The stderr line that names the preset of a main-job run and its settings."""
+    hard = config.user_behaviors[1:]
+    robustness = (
+        f"; {' and '.join(config.behavior_agents or config.agents)} also against users playing {', '.join(hard)}"
+        if hard
+        else ""
+    )
+    print(
+        f"embedded defaults (preset {config.preset}): agents {', '.join(config.agents)}, {config.limit} tasks per "
+        f"env, agent max_tokens {config.agent_max_tokens}, {config.max_turns} turns{robustness} (lift with --limit, "
+        "--agent-max-tokens, --max-turns, --user-behaviors)",
+        file=sys.stderr,
+    )
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
