@@ -163,7 +163,7 @@ def test_the_scanner_sees_lazy_imports_and_skips_type_checking_ones():
     runner = {target for target, _, _ in GRAPH["mimesis_gym.evaluation.runner"]}
     assert "mimesis_gym.evaluation.ray_workers" in runner  # check_reachable, imported inside run_eval only
     assert "mimesis_gym.envs" in {target for target, _, _ in GRAPH["mimesis_gym.evaluation.plan"]}
-    cli = {target for target, _, _ in GRAPH["mimesis_gym.cli"]}
+    cli = {target for target, _, _ in GRAPH["mimesis_gym.cli.evaluate"]}
     assert "mimesis_gym.evaluation.runner" in cli  # imported inside _cmd_eval only
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import mimesis_gym.cli\n")
