@@ -38,11 +38,8 @@ def clean_user_registry():
     """Restore the user registry (registered aliases, entry-point state) after a test."""
     from mimesis_gym.users import registry
 
-    saved, loaded = dict(registry._registered), registry._entry_points_loaded
-    yield registry
-    registry._registered.clear()
-    registry._registered.update(saved)
-    registry._entry_points_loaded = loaded
+    with registry.scoped_user_registry():
+        yield registry
 
 
 @pytest.fixture

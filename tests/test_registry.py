@@ -325,8 +325,8 @@ def thirdparty_distribution(tmp_path, monkeypatch, clean_user_registry):
     )
     (info / "RECORD").write_text("")
     monkeypatch.syspath_prepend(str(tmp_path))
-    clean_user_registry._entry_points_loaded = False
-    yield
+    with clean_user_registry.scoped_user_registry(reread_entry_points=True):
+        yield
     sys.modules.pop("acme_users", None)
 
 
@@ -344,3 +344,12 @@ def test_a_broken_entry_point_fails_only_when_used(thirdparty_distribution):
     assert resolve_user("acme-broken").kind == "custom"
     with pytest.raises(ImportError, match="user alias 'acme-broken' from acme-users failed to import"):
         make_chat_model("acme-broken")
+
+
+def test_a_scoped_registry_forgets_what_was_registered_inside_it():
+    from mimesis_gym.users import registry
+
+    with registry.scoped_user_registry():
+        registry.register_user("scoped-only", lambda **kwargs: None)
+        assert "scoped-only" in {row.alias for row in registry.list_users()}
+    assert "scoped-only" not in {row.alias for row in registry.list_users()}

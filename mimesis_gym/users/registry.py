@@ -10,13 +10,14 @@ aliases; chat models create clients and load weights lazily, at the first call.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import inspect
 import logging
 import os
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -41,6 +42,7 @@ __all__ = [
     "register_user",
     "resolve_role_models",
     "resolve_user",
+    "scoped_user_registry",
     "split_openai_spec",
 ]
 
@@ -100,6 +102,31 @@ _HUMAN = UserSpec(alias="human", label="Human", kind="human", description="a per
 _lock = threading.Lock()
 _registered: dict[str, tuple[UserSpec, UserFactory]] = {}
 _entry_points_loaded = False
+
+
+@contextlib.contextmanager
+def scoped_user_registry(*, reread_entry_points: bool = False) -> Iterator[None]:
+    """Aliases registered inside the block (by ``register_user`` or by loading entry points) are gone
+    after it, and the entry-point state is as before: for tests and notebooks that register users of
+    their own. ``reread_entry_points``: inside the block the installed entry points are read again at
+    the next lookup (a distribution installed meanwhile joins)."""
+    with _lock:
+        saved, loaded = dict(_registered), _entry_points_loaded
+    if reread_entry_points:
+        _restore(saved, False)
+    try:
+        yield
+    finally:
+        _restore(saved, loaded)
+
+
+def _restore(saved: Mapping[str, tuple[UserSpec, UserFactory]], loaded: bool) -> None:
+    """Put the registry back to ``saved`` with the entry-point state ``loaded``."""
+    global _entry_points_loaded
+    with _lock:
+        _registered.clear()
+        _registered.update(saved)
+        _entry_points_loaded = loaded
 
 
 def register_user(
