@@ -24,7 +24,6 @@ from typing import Any
 from mimesis_gym.behaviors.detect import Detection, Exchange, detect
 from mimesis_gym.behaviors.enact import EnactContext, enact
 from mimesis_gym.behaviors.registry import BEHAVIOR_IDS, CONTROL, behavior
-from mimesis_gym.core.roles import RoleResult
 
 __all__ = ["NO_USER", "REQUIRED_FACTS", "SENTENCES", "EnvBehaviors", "EpisodeBehavior", "directive_for"]
 
@@ -195,9 +194,11 @@ class EpisodeBehavior:
             return [first, *messages[1:]]
         return [{"role": "system", "content": block}, *messages]
 
-    def enact(self, role: str, result: RoleResult[Any]) -> RoleResult[Any]:
-        """A scripted ``role``'s result rewritten for the behaviour (unchanged under control, for other
-        roles, for failed calls and where the value carries no text)."""
+    def enact(self, role: str, result: Any) -> Any:
+        """A scripted ``role``'s :class:`~mimesis_gym.core.roles.RoleResult` (a dataclass with ``value``,
+        ``failed`` and ``utterance``; this package imports nothing of ``core``) rewritten for the
+        behaviour (unchanged under control, for other roles, for failed calls and where the value
+        carries no text)."""
         if not self.active or role != self.spec.user_role or result.failed or self._step is None:
             return result
         text = self.spec.text_of(result.value)
