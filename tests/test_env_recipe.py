@@ -19,7 +19,6 @@ TELEPATHY = "mimesis/TelepathyGym-v0"
 GYM_MAKE_ALLOWED = {
     "mimesis_gym/envs/recipe.py": "the recipe itself",
     "mimesis_gym/evaluation/contract.py": "the contract suite checks gymnasium's own gym.make path",
-    "mimesis_gym/evaluation/health.py": "the health check builds the env as a user of gymnasium would",
     "mimesis_gym/envs/telepathy/discrete.py": "a view (not a conversation env) wrapping TelepathyGym",
     "mimesis_gym/cli/explore.py": "`list` makes every table entry, views included, to print its spaces",
 }
