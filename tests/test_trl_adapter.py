@@ -24,6 +24,7 @@ from mimesis_gym.integrations.trl import (
 )
 from tests.support.chat_models import ScriptedChatModel, refusal
 from tests.support.echo_env import EchoEnv
+from tests.test_env_recipe import wrapper_names
 
 ALL_ENVS = [*mimesis_gym.ENV_IDS, keyword_echo.ENV_ID]
 TELEPATHY = "mimesis/TelepathyGym-v0"
@@ -90,14 +91,6 @@ def test_recipe_envs_are_never_privileged_and_keep_the_turn_limit_override():
     env = recipe.make()
     assert env.unwrapped.privileged is False and env.spec.max_episode_steps == 2
     env.close()
-
-
-def wrapper_names(env: gym.Env) -> list[str]:
-    names = []
-    while isinstance(env, gym.Wrapper):
-        names.append(type(env).__name__)
-        env = env.env
-    return names
 
 
 def test_recipe_envs_keep_the_time_limit_without_the_checker_and_order_wrappers():

@@ -24,6 +24,7 @@ from mimesis_gym.algorithms.config import TrainerConfig
 from mimesis_gym.algorithms.rollout import EpisodeRequest
 from mimesis_gym.algorithms.services import derive_seed
 from mimesis_gym.behaviors.spec import BehaviorMix
+from mimesis_gym.envs.recipe import EnvRecipe
 
 __all__ = [
     "EnvLike",
@@ -99,6 +100,11 @@ def check_env_behaviors(envs: Sequence[EnvLike]) -> list[BehaviorMix | None]:
     return [None if isinstance(item, str) or callable(item) else behavior_mix(item[0], item[1]) for item in envs]
 
 
+def _build(recipe: EnvRecipe, **fixed: Any) -> Any:
+    """A training or validation env: ``recipe`` with ``fixed`` (a drawn ``user_behavior``) laid over its kwargs."""
+    return (recipe.with_kwargs(**fixed) if fixed else recipe).build()
+
+
 def _env_name(env: Any, fallback: str) -> str:
     spec = getattr(env, "spec", None)
     return getattr(spec, "id", None) or fallback
@@ -113,9 +119,11 @@ def build_env_specs(
     train_kwargs: Mapping[str, Any] | None = None,
     eval_split: str | None = None,
 ) -> list[EnvSpec]:
-    """The envs of a run. Registered ids are made with the user (and judge) model, ``split="train"`` and
+    """The envs of a run. Registered ids are built from an :class:`~mimesis_gym.envs.recipe.EnvRecipe` (the
+    env under its ``TimeLimit``, which ends an episode) with the user (and judge) model, ``split="train"`` and
     ``reward_profile=config.rollout.reward_profile`` unless their kwargs say otherwise; ``train_kwargs``
     (the learners' extras, e.g. ``privileged=True``) apply to training envs only, under the id's own kwargs.
+    A factory is called as it is.
 
     Without ``eval_split``, ``run.val_fraction`` of each env's train tasks (at least one) is held out for
     validation; with it, that split's tasks are all validation tasks. A ``user_behavior`` in an id's kwargs
@@ -131,19 +139,15 @@ def build_env_specs(
         else:
             env_id, extra = (item, {}) if isinstance(item, str) else (item[0], dict(item[1]))
             mix = behavior_mix(env_id, extra)
-            kwargs: dict[str, Any] = {"user": user_model, "split": "train"}
+            kwargs: dict[str, Any] = {"split": "train"}
             if judge_model is not None:
                 kwargs["judge"] = judge_model
             kwargs["reward_profile"] = config.rollout.reward_profile
             kwargs.update(extra)
-            train = {**(train_kwargs or {}), **kwargs}
-
-            def factory(env_id: str = env_id, kw: dict[str, Any] = train, **fixed: Any) -> Any:
-                return gym.make(env_id, **{**kw, **fixed})
-
-            def eval_factory(env_id: str = env_id, kw: dict[str, Any] = kwargs, **fixed: Any) -> Any:
-                return gym.make(env_id, **{**kw, **fixed})
-
+            user = kwargs.pop("user", user_model)
+            train = EnvRecipe(env_id=env_id, user=user, env_kwargs={**(train_kwargs or {}), **kwargs})
+            factory = functools.partial(_build, train)
+            eval_factory = functools.partial(_build, EnvRecipe(env_id=env_id, user=user, env_kwargs=kwargs))
             name = env_id
             probe = factory()
         pack = probe.unwrapped.task_pack

@@ -18,6 +18,7 @@ from mimesis_gym.cli.common import (
 )
 from mimesis_gym.core.redact import redact
 from mimesis_gym.envs import ENV_TABLE, EnvEntry
+from mimesis_gym.envs.recipe import EnvRecipe
 
 __all__ = ["add_check", "add_data", "add_list", "add_play"]
 
@@ -178,9 +179,13 @@ def _interruptible(env: Any, episode: Callable[[], None]) -> int:
     return 0
 
 
-def _play_env(args: argparse.Namespace, env_id: str, **kwargs: Any) -> Any:
-    """The env of ``play``, with ``--split``/``--task``/``--pack`` checked against its task pack first."""
-    env = gym.make(env_id, max_episode_steps=args.max_turns, split=args.split, pack=args.pack, **kwargs)
+def _play_env(args: argparse.Namespace, env_id: str, user: str) -> Any:
+    """The env of ``play`` (its :class:`~mimesis_gym.envs.recipe.EnvRecipe`, ``--max-turns`` as its turn
+    limit), with ``--split``/``--task``/``--pack`` checked against its task pack first."""
+    recipe = EnvRecipe(
+        env_id=env_id, user=user, env_kwargs={"split": args.split, "pack": args.pack}, max_episode_steps=args.max_turns
+    )
+    env = recipe.build()
     pack = env.unwrapped.task_pack  # type: ignore[attr-defined]
     try:
         pack.pool(args.split)

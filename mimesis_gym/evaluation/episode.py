@@ -18,8 +18,6 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
-import gymnasium as gym
-
 from mimesis_gym.agents.base import is_privileged
 from mimesis_gym.agents.registry import make_agent
 from mimesis_gym.behaviors.registry import CONTROL
@@ -27,6 +25,7 @@ from mimesis_gym.core.actions import cap_action
 from mimesis_gym.core.errors import EndpointUnavailableError
 from mimesis_gym.core.redact import redact
 from mimesis_gym.core.text import AGENT_TEXT_MAX_BYTES, map_strings, truncate_utf8
+from mimesis_gym.envs.recipe import EnvRecipe
 from mimesis_gym.evaluation.behavior_judge import judge_enactment
 from mimesis_gym.evaluation.conditions import note_behavior
 from mimesis_gym.evaluation.limited_model import LimitedModel
@@ -71,14 +70,12 @@ async def _run_unit(
     )
     env = None
     try:
-        env = gym.make(
-            unit.env_id,
+        recipe = EnvRecipe(
+            env_id=unit.env_id,
             user=user_model if user_model is not None else "scripted",
-            judge=judge,
-            privileged=config.privileged,
-            user_behavior=unit.behavior,
-            **kwargs,
-        ).unwrapped
+            env_kwargs={"judge": judge, "privileged": config.privileged, "user_behavior": unit.behavior, **kwargs},
+        )
+        env = recipe.build().unwrapped  # the async API is the env's own; the loop below caps the turns
         obs, info = await env.areset(seed=unit.seed, options={"task_id": unit.task_id, "episode_id": episode_id})
         record.max_score = float(env.task_max_score())
         note_behavior(record, info)

@@ -16,13 +16,13 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-import gymnasium as gym
 import httpx
 
 from mimesis_gym.agents.base import is_privileged
 from mimesis_gym.agents.registry import make_agent
 from mimesis_gym.core.errors import EndpointUnavailableError
 from mimesis_gym.core.redact import redact
+from mimesis_gym.envs.recipe import EnvRecipe
 from mimesis_gym.evaluation.contract import CheckResult
 from mimesis_gym.evaluation.limited_model import LimitedModel
 from mimesis_gym.users.registry import make_chat_model, resolve_user
@@ -84,10 +84,10 @@ async def _one_completion(model: Any) -> tuple[bool, str]:
 def _role_calls(env_id: str, model: Any, role_max_tokens: int | None) -> list[CheckResult]:
     """One step of ``env_id``'s first demo task with ``model`` behind every role; one line per role call."""
     recorder = LimitedModel(model, asyncio.Semaphore(1))
-    kwargs: dict[str, Any] = {"user": recorder, "split": "demo"}
+    kwargs: dict[str, Any] = {"split": "demo"}
     if role_max_tokens is not None:
         kwargs["role_max_tokens"] = role_max_tokens
-    env = gym.make(env_id, **kwargs)
+    env = EnvRecipe(env_id=env_id, user=recorder, env_kwargs=kwargs).build()
     try:
         env.reset(seed=0)
         _, _, _, _, info = env.step(env.unwrapped.oracle_action())
@@ -139,7 +139,7 @@ def check_user(
 def check_agent(alias: str, env_id: str = "mimesis/FunctionGym-v0", *, max_tokens: int = 64) -> list[CheckResult]:
     """One agent turn on ``env_id``'s first demo task: a tool call (or a grammar action) must come back."""
     agent = make_agent(alias, max_tokens=max_tokens, temperature=0.0)
-    env = gym.make(env_id, user="scripted", split="demo")
+    env = EnvRecipe(env_id=env_id, env_kwargs={"split": "demo"}).build()
     try:
         env.reset(seed=0)
         base = env.unwrapped

@@ -27,6 +27,7 @@ from mimesis_gym.behaviors.registry import CONTROL
 from mimesis_gym.core.disclosure import DisclosureItem
 from mimesis_gym.core.redact import redact_url_credentials
 from mimesis_gym.envs import ENV_TABLE
+from mimesis_gym.envs.recipe import EnvRecipe
 from mimesis_gym.evaluation.conditions import ConditionPlan, plan_conditions, run_conditions
 from mimesis_gym.evaluation.embeddings import TextEmbedder
 from mimesis_gym.evaluation.records import EpisodeRecord
@@ -330,11 +331,9 @@ class _ItemCache:
     def __call__(self, record: EpisodeRecord) -> list[DisclosureItem]:
         key = (record.env_id, record.task_id, record.seed)
         if key not in self._items:
-            import gymnasium as gym
-
             env = self._envs.get(record.env_id)
             if env is None:
-                env = self._envs[record.env_id] = gym.make(record.env_id, user="scripted").unwrapped
+                env = self._envs[record.env_id] = EnvRecipe(env_id=record.env_id).build().unwrapped
             env.reset(seed=record.seed, options={"task_id": record.task_id})
             self._items[key] = env.disclosure_items()
         return self._items[key]

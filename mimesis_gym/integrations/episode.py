@@ -11,24 +11,18 @@ it: envs are built with ``privileged=False`` and ``info["privileged"]`` is never
 
 from __future__ import annotations
 
-import dataclasses
-import importlib
-import inspect
 from typing import Any
 
 import gymnasium as gym
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import field_validator
 
 from mimesis_gym.core.actions import interact_with_env_tool
-from mimesis_gym.core.env import ConversationEnv
 from mimesis_gym.core.errors import ConfigurationError, MimesisGymError
+from mimesis_gym.envs import recipe
 
 __all__ = ["EnvRecipe", "EpisodeOverError", "ToolEpisode", "tool_schema"]
 
 TOOL_NAME = "interact_with_env"
-
-GYM_MAKE_KWARGS = frozenset(name for name in inspect.signature(gym.make).parameters if name not in {"id", "kwargs"})
-"""The keywords ``gym.make`` takes itself (``max_episode_steps``, ``disable_env_checker``)."""
 
 
 class EpisodeOverError(MimesisGymError, RuntimeError):
@@ -36,84 +30,26 @@ class EpisodeOverError(MimesisGymError, RuntimeError):
     or step raised), or before it started."""
 
 
-class EnvRecipe(BaseModel):
-    """How to build the env of every rollout: a registered id, its user and its kwargs.
-
-    ``env_id`` may carry a module prefix (``"my_pkg.envs:my/Env-v0"``), imported first, as
-    ``gym.make`` does. ``user`` is a user alias or a chat-model object (docs/users.md).
-    ``max_episode_steps`` overrides the registered turn limit. ``env_kwargs`` go to ``gym.make``;
-    they may not hold ``user`` (use the field) nor ``privileged=True`` (adapters never expose
-    privileged information).
+class EnvRecipe(recipe.EnvRecipe):
+    """How to build the env of every rollout: the envs' :class:`~mimesis_gym.envs.recipe.EnvRecipe`
+    (a registered id, its user, its kwargs, its turn limit; built under ``TimeLimit`` only), which
+    also refuses ``privileged=True`` in ``env_kwargs``: the adapters never expose privileged
+    information, so their envs are always built with ``privileged=False``.
     """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    env_id: str = Field(description="A registered env id, optionally 'module:id'.")
-    user: Any = Field(default="scripted", description="A user alias or a chat-model object.")
-    env_kwargs: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments for gym.make.")
-    max_episode_steps: int | None = Field(default=None, ge=1, description="Override of the registered turn limit.")
-
-    @field_validator("env_id")
-    @classmethod
-    def _registered(cls, env_id: str) -> str:
-        module, _, bare = env_id.rpartition(":")
-        if module:
-            try:
-                importlib.import_module(module)
-            except ImportError as error:
-                raise ConfigurationError(f"env id {env_id!r}: cannot import module {module!r} ({error})") from None
-        if bare not in gym.registry:
-            raise ConfigurationError(
-                f"unknown env id {bare!r}: `mimesis-gym list` shows the registered ids; "
-                "an env of your own needs mimesis_gym.register_env() first (docs/writing-an-env.md)"
-            )
-        return env_id
 
     @field_validator("env_kwargs")
     @classmethod
-    def _no_reserved_kwargs(cls, kwargs: dict[str, Any]) -> dict[str, Any]:
-        if "user" in kwargs:
-            raise ConfigurationError("env_kwargs holds 'user': pass the user as user=... instead")
+    def _never_privileged(cls, kwargs: dict[str, Any]) -> dict[str, Any]:
         if kwargs.get("privileged"):
             raise ConfigurationError(
                 "env_kwargs holds privileged=True: the engine adapters never expose privileged information; remove it"
             )
         return kwargs
 
-    @model_validator(mode="after")
-    def _conversation_env(self) -> EnvRecipe:
-        entry_point = gym.spec(self.env_id.rpartition(":")[2]).entry_point
-        if isinstance(entry_point, str):
-            module, _, name = entry_point.partition(":")
-            entry_point = getattr(importlib.import_module(module), name)
-        if not (isinstance(entry_point, type) and issubclass(entry_point, ConversationEnv)):
-            raise ConfigurationError(
-                f"{self.env_id!r} is not a conversation env (its entry point is {entry_point!r}); "
-                "the adapters drive ConversationEnv subclasses through interact_with_env"
-            )
-        accepted = entry_point.init_kwarg_names() | GYM_MAKE_KWARGS
-        unknown = sorted(set(self.env_kwargs) - accepted)
-        if unknown:
-            raise ConfigurationError(
-                f"{self.env_id} takes no {unknown[0]!r}; it takes "
-                f"{', '.join(sorted(accepted - {'user', 'privileged'}))}"
-            )
-        return self
-
     def make(self) -> gym.Env:
-        """A new env of the recipe (always ``privileged=False``).
-
-        Built as ``gym.make`` builds it, turn limit (``TimeLimit``) included, but without gymnasium's
-        ``PassiveEnvChecker`` and ``OrderEnforcing`` wrappers: every adapter refuses a step before a
-        reset itself, the contract suite checks the spaces, and the two wrappers cost up to 1 µs of
-        a 12 µs scripted FunctionGym step (docs/integrations.md, "Overhead"). ``env_kwargs`` may turn the checker
-        back on (``disable_env_checker=False``).
-        """
-        kwargs = {"disable_env_checker": True, **self.env_kwargs, "user": self.user, "privileged": False}
-        if self.max_episode_steps is not None:
-            kwargs["max_episode_steps"] = self.max_episode_steps
-        spec = dataclasses.replace(gym.spec(self.env_id.rpartition(":")[2]), order_enforce=False)
-        return gym.make(spec, **kwargs)
+        """A new env of the recipe: :meth:`~mimesis_gym.envs.recipe.EnvRecipe.build` with
+        ``privileged=False`` (docs/integrations.md, "Overhead", says what the wrapper stack costs)."""
+        return self.with_kwargs(privileged=False).build()
 
 
 def tool_schema(env: gym.Env) -> dict[str, Any]:
