@@ -70,12 +70,15 @@ def _policy_factory(spec: Any) -> Any:
 def check_env_ids(envs: Sequence[Any]) -> None:
     """Raise ``ValueError`` for an env id gymnasium does not know (``module:id`` imports the module first).
 
-    The package's envs and the learners' test env (``mimesis_testing/KeywordEcho-v0``) are registered.
+    The package's envs, the learners' test env (``mimesis_testing/KeywordEcho-v0``) and the envs of
+    installed plug-in packages are registered.
     """
     import gymnasium as gym
 
     import mimesis_gym.algorithms.testing  # noqa: F401  (registers the package's env ids and KeywordEcho)
+    from mimesis_gym.envs import load_env_plugins
 
+    load_env_plugins()  # the ids of installed plug-in packages (entry-point group mimesis_gym.envs)
     for item in envs:
         env_id = item if isinstance(item, str) else item[0]
         module, _, name = str(env_id).rpartition(":")
