@@ -6,7 +6,8 @@ The file (JSON, YAML or TOML) holds the job and the trainer configuration side b
                                                  # (kwargs.user_behavior: the env's hard users)
     policy: tiny                                 # tiny | hf:<path> | <path> | factory:<module>:<function>
     user: scripted                               # a users-registry alias
-    algorithm: grpo                              # grpo | grpo-outcome | foldgrpo | infopo | csd | sft (optional)
+    algorithm: grpo                              # grpo | grpo-outcome | foldgrpo | infopo | csd | sft | a
+                                                 # plug-in learner's name | module:Class (optional)
     preset: cpu-tiny                             # optional: the base the groups below override
     run: {total_steps: 30, output_dir: runs/keyword}
 
@@ -102,7 +103,7 @@ def check_job(job: dict[str, Any], config: TrainerConfig, *, planning: bool = Fa
 
     algorithm = job.get("algorithm")
     if algorithm is not None and not isinstance(algorithm, str):
-        raise ValueError(f"algorithm must be a name such as 'grpo' or 'csd'; got {algorithm!r}")
+        raise ValueError(f"algorithm must be a name such as 'grpo' or 'csd', or 'module:Class'; got {algorithm!r}")
     resolved, _ = select_learners(config, algorithm)
     envs = [*(_envs(job["envs"]) or []), *(_envs(job.get("eval_envs")) or [])]
     check_env_ids(envs)
