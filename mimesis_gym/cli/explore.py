@@ -71,13 +71,20 @@ def _cmd_list(args: argparse.Namespace) -> int:
         print(applicability_markdown())
         return 0
     if what == "agents":
-        from mimesis_gym.agents.registry import BUILTIN_AGENT_DESCRIPTIONS, KNOWN_AGENTS, RELEASED_AGENTS
+        from mimesis_gym.agents.registry import (
+            BUILTIN_AGENT_DESCRIPTIONS,
+            KNOWN_AGENTS,
+            RELEASED_AGENTS,
+            plugin_agents,
+        )
 
         print(f"{'alias':<28} {'label':<29} description")
         for alias in KNOWN_AGENTS:
             hub, label = RELEASED_AGENTS.get(alias, ("", ""))
             description = f"released agent {hub}" if hub else BUILTIN_AGENT_DESCRIPTIONS[alias]
             print(f"{alias:<28} {label:<29} {description}")
+        for alias, description in plugin_agents().items():
+            print(f"{alias:<28} {'(plug-in)':<29} {description}")
         return 0
     if what == "users":
         from mimesis_gym.users import list_users
