@@ -56,7 +56,9 @@ def add_play(commands: Any) -> None:
 def add_check(commands: Any) -> None:
     """The ``check`` sub-command."""
     check = commands.add_parser("check", help="run the env contract suite (non-zero exit on failure)")
-    check.add_argument("--envs", help="comma-separated env ids or short names (default: all)")
+    check.add_argument(
+        "--envs", help="comma-separated env ids or short names; module:id imports module first (default: all)"
+    )
     check.add_argument("--user", help="health-check this user alias: endpoint, one completion, one role call per env")
     check.add_argument("--agent", help="health-check this agent alias: one tool-call round trip")
     check.add_argument("--role-max-tokens", type=int_at_least(1), help="cap every role call's max_tokens (env kwarg)")
