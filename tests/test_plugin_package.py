@@ -157,3 +157,16 @@ def test_agents_by_module_path() -> None:
         make_agent("mimesis_gym.agents.scripted:Nope")
     with pytest.raises(ConfigurationError, match="or an agent class as 'module:Class'"):
         make_agent("scripted:nope")
+
+
+def test_the_adapters_recipe_takes_an_installed_plugins_env(installed: Path, tmp_path: Path) -> None:
+    code = (
+        "from mimesis_gym.integrations.episode import EnvRecipe\n"
+        f"env = EnvRecipe(env_id={ENV_ID!r}).make()\n"
+        "print(type(env.unwrapped).__name__, env.reset(seed=0)[0][:13])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(installed)])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env,
+                          timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["GuessNumberEnv", "I", "am", "thinking"]
