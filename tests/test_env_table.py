@@ -94,6 +94,35 @@ def test_canonical_names_write_each_env_one_way_and_once():
     assert ENV_TABLE.canonical_names(names) == ["turtle", "mimesis_testing/KeywordEcho-v0", "nope"]
 
 
+def test_module_names_import_the_module_and_keep_it_in_the_canonical_name():
+    by_module = "mimesis_gym.algorithms.testing:mimesis_testing/KeywordEcho-v0"
+    entry = ENV_TABLE.find(by_module)
+    assert (entry.id, entry.short) == (by_module, "keyword_echo")  # gym.make(entry.id) imports the module
+    # the package itself registers the shipped envs in every process: no prefix to keep
+    assert ENV_TABLE.canonical_names([by_module, "mimesis_gym:mimesis/TurtleGym-v0", "turtle"]) == [
+        by_module,
+        "turtle",
+    ]
+    assert EvalConfig(envs=[by_module], agents=["oracle"]).envs == [by_module]
+    with pytest.raises(ValueError, match="env no_such_module:turtle: cannot import module 'no_such_module'"):
+        ENV_TABLE.find("no_such_module:turtle")
+
+
+def test_a_plugin_loader_runs_before_every_lookup_and_its_failure_is_not_swallowed():
+    table, calls = EnvTable([ECHO]), []
+
+    def broken() -> None:
+        calls.append(1)
+        raise RuntimeError("plug-in broken")
+
+    table.plug_in(broken)
+    assert table.loaded() == (ECHO,)  # reading without loading
+    for lookup in (lambda: table.find("echo"), lambda: list(table), lambda: table.main_job()):
+        with pytest.raises(RuntimeError, match="plug-in broken"):
+            lookup()
+    assert len(calls) == 3
+
+
 def test_register_env_adds_an_entry_and_a_gymnasium_id(clean_env_table):
     register_env(ECHO)
     assert ENV_TABLE.find("echo") == ECHO and ENV_TABLE.summary_table("echo") == "extra"

@@ -17,7 +17,11 @@ def must_not_load():
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        (GOOD + "algorithm: ppo\n", "unknown algorithm 'ppo'; known: grpo, grpo-outcome, foldgrpo, infopo, csd, sft"),
+        (
+            GOOD + "algorithm: ppo\n",
+            "unknown algorithm 'ppo'; known: grpo, grpo-outcome, foldgrpo, infopo, csd, sft, "
+            "or a learner as 'module:Class'",
+        ),
         (GOOD + "algorithm: [grpo]\n", "algorithm must be a name"),
         ("envs: [mimesis_testing/KeywordEcho-v0\npolicy: tiny\n", "is not valid YAML: expected ',' or ']'"),
         (
@@ -88,7 +92,8 @@ def test_the_command_line_shows_no_traceback(tmp_path):
     )
     assert completed.returncode == 2
     assert completed.stderr.strip().splitlines() == [
-        "mimesis-gym train: unknown algorithm 'ppo'; known: grpo, grpo-outcome, foldgrpo, infopo, csd, sft"
+        "mimesis-gym train: unknown algorithm 'ppo'; known: grpo, grpo-outcome, foldgrpo, infopo, csd, sft, "
+        "or a learner as 'module:Class'"
     ]
 
 

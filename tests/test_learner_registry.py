@@ -1,5 +1,7 @@
 """The learner registry (docs/writing-a-learner.md): which learners an algorithm name and a config turn on."""
 
+import re
+
 import pytest
 
 pytest.importorskip("torch", reason="the local stack is installed by `make test`")
@@ -109,3 +111,23 @@ def test_a_learner_named_after_a_built_in_algorithm_is_refused():
             register_learner(type("Shadow", (Custom,), {"name": name}))
         assert name not in LEARNERS
     assert register_learner(CSD) is CSD and ALGORITHMS["csd"].learner == "csd"  # a row's own learner keeps it
+
+
+@pytest.mark.usefixtures("learner_registry")
+def test_a_learner_class_named_by_module_path_is_imported_registered_and_selected():
+    _, chosen = select_learners(TrainerConfig(), "tests.test_learner_registry:Custom")
+    assert chosen == [Custom] and LEARNERS["custom"] is Custom and "custom" in algorithm_names()
+    with pytest.raises(ValueError, match=r"algorithm 'sft' needs sft\.data"):  # the built-in SFT, by its name
+        select_learners(TrainerConfig(), "mimesis_gym.algorithms.learners.sft.learner:SFT")
+    for path, problem in [
+        ("tests.test_learner_registry:Nope", "cannot import it (module 'tests.test_learner_registry' has no attribute"),
+        ("tests.no_such_module:Custom", "cannot import it (No module named 'tests.no_such_module')"),
+        (
+            "mimesis_gym.algorithms.config:TrainerConfig",
+            "is <class 'mimesis_gym.algorithms.config.TrainerConfig'>, not",
+        ),
+    ]:
+        with pytest.raises(
+            ValueError, match=re.escape(f"algorithm {path!r}: {problem}" if "cannot" in problem else problem)
+        ):
+            select_learners(TrainerConfig(), path)

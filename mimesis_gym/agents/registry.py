@@ -1,8 +1,17 @@
-"""The agent alias registry (docs/evaluation.md, "Agents"): ``tiny``, ``hf:…``, ``scripted:…``, ``oracle``."""
+"""The agent alias registry (docs/evaluation.md, "Agents"): ``tiny``, ``hf:…``, ``scripted:…``, ``oracle``.
+
+An agent of another package joins as ``module:Class`` (any ``module:callable`` returning an agent), or
+from an installed plug-in package through the entry-point group ``mimesis_gym.agents`` (name: the
+alias, value: the class or factory), loaded at the first lookup or listing. Either is called with the
+options of :func:`make_agent` its signature takes (``max_tokens``, ``temperature``, ``on_no_tool_call``,
+``constrained``).
+"""
 
 from __future__ import annotations
 
+import inspect
 import os
+from collections.abc import Callable
 from typing import Any
 
 from mimesis_gym.agents.baseline import BaselineAgent
@@ -11,10 +20,24 @@ from mimesis_gym.agents.local import LocalAgent
 from mimesis_gym.agents.scripted import NoopAgent, OracleTextAgent, RandomAgent
 from mimesis_gym.core.errors import ConfigurationError
 from mimesis_gym.core.http import EndpointConfig, EndpointHints, check_base_url
+from mimesis_gym.core.imports import import_object
+from mimesis_gym.core.plugins import EntryPointGroup
 from mimesis_gym.users.builtin import BUILTIN_ALIASES, alias_env_key
 from mimesis_gym.users.registry import check_local_model_path, endpoint_hints, resolve_user
 
-__all__ = ["BUILTIN_AGENT_DESCRIPTIONS", "KNOWN_AGENTS", "RELEASED_AGENTS", "make_agent", "released_agent_endpoint"]
+__all__ = [
+    "BUILTIN_AGENT_DESCRIPTIONS",
+    "ENTRY_POINT_GROUP",
+    "KNOWN_AGENTS",
+    "RELEASED_AGENTS",
+    "make_agent",
+    "plugin_agents",
+    "released_agent_endpoint",
+]
+
+ENTRY_POINT_GROUP = "mimesis_gym.agents"
+GRAMMAR_PREFIXES = ("hf", "openai", "scripted", "vllm")
+"""Alias grammars whose ``prefix:rest`` is never read as ``module:Class``."""
 
 RELEASED_AGENTS: dict[str, tuple[str, str]] = {
     "base-agent": ("phanviethoang1512/Qwen3-8B-Base-Agent", "Base"),
@@ -47,6 +70,53 @@ KNOWN_AGENTS = (
     "oracle",
     *RELEASED_AGENTS,
 )
+_plugin_factories: dict[str, Callable[..., Any]] = {}
+
+
+def _register_plugin(name: str, value: Any) -> None:
+    """Keep the factory an entry point of ``mimesis_gym.agents`` names under its (lower-case) alias."""
+    alias = name.strip().lower()
+    if not callable(value):
+        raise TypeError(f"an agent plug-in names a class or factory returning an agent; got {value!r}")
+    if ":" in alias or alias in KNOWN_AGENTS or alias in BUILTIN_ALIASES or alias in _plugin_factories:
+        raise ValueError(f"agent alias {alias!r} is taken or has a ':'; name the entry point otherwise")
+    _plugin_factories[alias] = value
+
+
+_PLUGINS = EntryPointGroup(ENTRY_POINT_GROUP, _register_plugin)
+
+
+def plugin_agents() -> dict[str, str]:
+    """Alias → first docstring line of the agents of installed plug-in packages (they load here, once)."""
+    _PLUGINS.load()
+    return {alias: (inspect.getdoc(factory) or "").partition("\n")[0] for alias, factory in _plugin_factories.items()}
+
+
+def _import_path(key: str) -> bool:
+    """Whether ``key`` reads ``package.module:Name`` (and is no ``hf:``/``openai:``/… grammar)."""
+    module, colon, name = key.partition(":")
+    parts = [*module.split("."), *name.split(".")]
+    return bool(colon) and module.lower() not in GRAMMAR_PREFIXES and all(part.isidentifier() for part in parts)
+
+
+def _plugin_agent(alias: str, options: dict[str, Any]) -> Any:
+    """The agent of a plug-in alias or a ``module:Class`` path, built with the options it takes; ``None`` if neither."""
+    _PLUGINS.load()
+    factory = _plugin_factories.get(alias.strip().lower())
+    if factory is None and _import_path(alias.strip()):
+        try:
+            factory = import_object(alias.strip(), setting="agent")
+        except (ImportError, AttributeError) as error:
+            raise ConfigurationError(f"agent {alias!r}: cannot import it ({error})") from None
+    if factory is None:
+        return None
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        parameters = ()
+    takes_all = any(parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters)
+    names = {parameter.name for parameter in parameters}
+    return factory(**{key: value for key, value in options.items() if takes_all or key in names})
 
 
 def make_agent(
@@ -96,9 +166,13 @@ def make_agent(
         spec = resolve_user(key)
         if spec.endpoint is not None:
             return ToolCallingAgent(spec.endpoint, name=spec.alias, hints=endpoint_hints(spec), **options)
+    agent = _plugin_agent(key, options)
+    if agent is not None:
+        return agent
+    plugins = "".join(f", {name}" for name in _plugin_factories)
     raise ConfigurationError(
-        f"unknown agent alias {alias!r}; known: {', '.join(KNOWN_AGENTS)}, or any HTTP user alias "
-        f"({', '.join(BUILTIN_ALIASES)})"
+        f"unknown agent alias {alias!r}; known: {', '.join(KNOWN_AGENTS)}{plugins}, any HTTP user alias "
+        f"({', '.join(BUILTIN_ALIASES)}), or an agent class as 'module:Class'"
     )
 
 

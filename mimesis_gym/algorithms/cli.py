@@ -6,7 +6,8 @@ The file (JSON, YAML or TOML) holds the job and the trainer configuration side b
                                                  # (kwargs.user_behavior: the env's hard users)
     policy: tiny                                 # tiny | hf:<path> | <path> | factory:<module>:<function>
     user: scripted                               # a users-registry alias
-    algorithm: grpo                              # grpo | grpo-outcome | foldgrpo | infopo | csd | sft (optional)
+    algorithm: grpo                              # grpo | grpo-outcome | foldgrpo | infopo | csd | sft | a
+                                                 # plug-in learner's name | module:Class (optional)
     preset: cpu-tiny                             # optional: the base the groups below override
     run: {total_steps: 30, output_dir: runs/keyword}
 
@@ -70,12 +71,15 @@ def _policy_factory(spec: Any) -> Any:
 def check_env_ids(envs: Sequence[Any]) -> None:
     """Raise ``ValueError`` for an env id gymnasium does not know (``module:id`` imports the module first).
 
-    The package's envs and the learners' test env (``mimesis_testing/KeywordEcho-v0``) are registered.
+    The package's envs, the learners' test env (``mimesis_testing/KeywordEcho-v0``) and the envs of
+    installed plug-in packages are registered.
     """
     import gymnasium as gym
 
     import mimesis_gym.algorithms.testing  # noqa: F401  (registers the package's env ids and KeywordEcho)
+    from mimesis_gym.envs import load_env_plugins
 
+    load_env_plugins()  # the ids of installed plug-in packages (entry-point group mimesis_gym.envs)
     for item in envs:
         env_id = item if isinstance(item, str) else item[0]
         module, _, name = str(env_id).rpartition(":")
@@ -99,7 +103,7 @@ def check_job(job: dict[str, Any], config: TrainerConfig, *, planning: bool = Fa
 
     algorithm = job.get("algorithm")
     if algorithm is not None and not isinstance(algorithm, str):
-        raise ValueError(f"algorithm must be a name such as 'grpo' or 'csd'; got {algorithm!r}")
+        raise ValueError(f"algorithm must be a name such as 'grpo' or 'csd', or 'module:Class'; got {algorithm!r}")
     resolved, _ = select_learners(config, algorithm)
     envs = [*(_envs(job["envs"]) or []), *(_envs(job.get("eval_envs")) or [])]
     check_env_ids(envs)

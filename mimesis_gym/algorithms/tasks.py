@@ -24,6 +24,7 @@ from mimesis_gym.algorithms.config import TrainerConfig
 from mimesis_gym.algorithms.rollout import EpisodeRequest
 from mimesis_gym.algorithms.services import derive_seed
 from mimesis_gym.behaviors.spec import BehaviorMix
+from mimesis_gym.envs import load_env_plugins
 from mimesis_gym.envs.recipe import EnvRecipe
 
 __all__ = [
@@ -129,6 +130,7 @@ def build_env_specs(
     validation; with it, that split's tasks are all validation tasks. A ``user_behavior`` in an id's kwargs
     is checked against what the env plays (:func:`behavior_mix`) and kept in ``EnvSpec.behaviors``.
     """
+    load_env_plugins()  # ids of installed plug-in packages (entry-point group mimesis_gym.envs)
     specs = []
     for index, item in enumerate(env_ids):
         mix = None

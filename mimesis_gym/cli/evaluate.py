@@ -40,10 +40,12 @@ def add_eval(commands: Any) -> None:
     ev.add_argument(
         "--envs",
         help="short env names or ids, comma-separated (default, or all: the paper's eight envs; "
-        "`mimesis-gym list` shows the others, e.g. abcd)",
+        "`mimesis-gym list` shows the others, e.g. abcd, and installed plug-ins'; module:id imports module first)",
     )
     ev.add_argument(
-        "--agent", help="agent aliases, comma-separated (default: tiny, scripted:baseline, scripted:random, oracle)"
+        "--agent",
+        help="agent aliases or module:Class, comma-separated (default: tiny, scripted:baseline, scripted:random, "
+        "oracle)",
     )
     ev.add_argument("--users", help="user aliases, comma-separated (default: scripted)")
     ev.add_argument("--judge", help="judge alias for every user (default: each user judges itself)")

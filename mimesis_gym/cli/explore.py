@@ -57,7 +57,9 @@ def add_play(commands: Any) -> None:
 def add_check(commands: Any) -> None:
     """The ``check`` sub-command."""
     check = commands.add_parser("check", help="run the env contract suite (non-zero exit on failure)")
-    check.add_argument("--envs", help="comma-separated env ids or short names (default: all)")
+    check.add_argument(
+        "--envs", help="comma-separated env ids or short names; module:id imports module first (default: all)"
+    )
     check.add_argument("--user", help="health-check this user alias: endpoint, one completion, one role call per env")
     check.add_argument("--agent", help="health-check this agent alias: one tool-call round trip")
     check.add_argument("--role-max-tokens", type=int_at_least(1), help="cap every role call's max_tokens (env kwarg)")
@@ -72,13 +74,20 @@ def _cmd_list(args: argparse.Namespace) -> int:
         print(applicability_markdown())
         return 0
     if what == "agents":
-        from mimesis_gym.agents.registry import BUILTIN_AGENT_DESCRIPTIONS, KNOWN_AGENTS, RELEASED_AGENTS
+        from mimesis_gym.agents.registry import (
+            BUILTIN_AGENT_DESCRIPTIONS,
+            KNOWN_AGENTS,
+            RELEASED_AGENTS,
+            plugin_agents,
+        )
 
         print(f"{'alias':<28} {'label':<29} description")
         for alias in KNOWN_AGENTS:
             hub, label = RELEASED_AGENTS.get(alias, ("", ""))
             description = f"released agent {hub}" if hub else BUILTIN_AGENT_DESCRIPTIONS[alias]
             print(f"{alias:<28} {label:<29} {description}")
+        for alias, description in plugin_agents().items():
+            print(f"{alias:<28} {'(plug-in)':<29} {description}")
         return 0
     if what == "users":
         from mimesis_gym.users import list_users

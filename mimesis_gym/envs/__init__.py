@@ -3,16 +3,32 @@
 ``ENV_TABLE`` lists every env id the package ships (see :class:`~mimesis_gym.envs.table.EnvEntry`
 for the fields). Gymnasium registration, ``mimesis-gym list``, the default ``eval`` env list, the
 Avg weights, the column titles and the held-out marks are all read from it. An env of your own
-joins at run time with :func:`register_env` (docs/writing-an-env.md).
+joins at run time with :func:`register_env`, by a ``module:id`` name whose module registers it, or
+from an installed plug-in package through the entry-point group ``mimesis_gym.envs``, loaded at the
+first lookup or listing (docs/writing-an-env.md, "As a plug-in package").
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import gymnasium as gym
 
+from mimesis_gym.core.plugins import EntryPointGroup
 from mimesis_gym.envs.table import EnvEntry, EnvTable
 
-__all__ = ["ENV_IDS", "ENV_TABLE", "EnvEntry", "EnvTable", "register_env", "register_envs"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "ENV_IDS",
+    "ENV_TABLE",
+    "EnvEntry",
+    "EnvTable",
+    "load_env_plugins",
+    "register_env",
+    "register_envs",
+]
+
+ENTRY_POINT_GROUP = "mimesis_gym.envs"
 
 
 ENV_TABLE = EnvTable(
@@ -131,8 +147,11 @@ def _register(entry: EnvEntry) -> None:
 
 
 def register_envs() -> None:
-    """Register every id of ``ENV_TABLE`` with Gymnasium; calling it again changes nothing."""
-    for entry in ENV_TABLE:
+    """Register every id of ``ENV_TABLE`` with Gymnasium; calling it again changes nothing.
+
+    Plug-ins are not loaded here (the package import calls this; a plug-in imports the package).
+    """
+    for entry in ENV_TABLE.loaded():
         _register(entry)
 
 
@@ -146,3 +165,31 @@ def register_env(entry: EnvEntry) -> None:
         raise ValueError(f"{entry.id!r} is already registered with Gymnasium; pick another id")
     ENV_TABLE.add(entry)
     _register(entry)
+
+
+def _register_plugin(name: str, value: Any) -> None:
+    """Register what an entry point of ``mimesis_gym.envs`` gives: an :class:`EnvEntry`, or a callable
+    returning one or several. An entry already in the table as it is (its module registered it on
+    import) is left alone."""
+    produced = value() if callable(value) else value
+    entries = [produced] if isinstance(produced, EnvEntry) else produced
+    if not isinstance(entries, (list, tuple)) or not all(isinstance(entry, EnvEntry) for entry in entries):
+        raise TypeError(
+            f"an env plug-in gives an EnvEntry or a callable returning one or a list of them; got {produced!r}"
+        )
+    for entry in entries:
+        if ENV_TABLE.get(entry.short) != entry:
+            register_env(entry)
+
+
+_PLUGINS = EntryPointGroup(ENTRY_POINT_GROUP, _register_plugin)
+
+
+def load_env_plugins() -> None:
+    """Add the envs of the installed plug-in packages (entry-point group ``mimesis_gym.envs``) to
+    ``ENV_TABLE`` and Gymnasium, once. Every lookup in ``ENV_TABLE`` calls it; so does a worker
+    process before it builds an env by id. ``ConfigurationError`` naming a plug-in that fails."""
+    _PLUGINS.load()
+
+
+ENV_TABLE.plug_in(load_env_plugins)

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from mimesis_gym.core.env import ConversationEnv
 from mimesis_gym.core.errors import ConfigurationError
+from mimesis_gym.envs import load_env_plugins
 
 __all__ = ["GYM_MAKE_KWARGS", "EnvRecipe"]
 
@@ -62,6 +63,8 @@ class EnvRecipe(BaseModel):
                 importlib.import_module(module)
             except ImportError as error:
                 raise ConfigurationError(f"env id {env_id!r}: cannot import module {module!r} ({error})") from None
+        if bare not in gym.registry:
+            load_env_plugins()  # an installed plug-in package's env (entry-point group mimesis_gym.envs)
         if bare not in gym.registry:
             raise ConfigurationError(
                 f"unknown env id {bare!r}: `mimesis-gym list` shows the registered ids; "

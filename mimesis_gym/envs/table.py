@@ -10,8 +10,9 @@ default ``eval`` env list, the aggregation weights, column titles and held-out m
 
 from __future__ import annotations
 
+import importlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal
 
 import gymnasium as gym
@@ -75,12 +76,21 @@ class EnvEntry(BaseModel):
 
 
 class EnvTable:
-    """The ordered env entries with unique ids, short names and columns."""
+    """The ordered env entries with unique ids, short names and columns.
+
+    Every lookup and listing first calls the table's plug-in loader (:meth:`plug_in`), which adds the
+    envs of installed plug-in packages once; :meth:`loaded` reads the entries without it.
+    """
 
     def __init__(self, entries: Iterable[EnvEntry] = ()) -> None:
         self._entries: dict[str, EnvEntry] = {}
+        self._plugins: Callable[[], None] | None = None
         for entry in entries:
             self.add(entry)
+
+    def plug_in(self, loader: Callable[[], None]) -> None:
+        """Call ``loader`` before every lookup or listing (it loads the plug-ins once and raises their failure)."""
+        self._plugins = loader
 
     def add(self, entry: EnvEntry) -> None:
         """Append ``entry``; ``ValueError`` when its id, short name or column is taken."""
@@ -94,7 +104,13 @@ class EnvTable:
         self._entries[entry.id] = entry
 
     def __iter__(self) -> Iterator[EnvEntry]:
-        return iter(tuple(self._entries.values()))
+        if self._plugins is not None:
+            self._plugins()
+        return iter(self.loaded())
+
+    def loaded(self) -> tuple[EnvEntry, ...]:
+        """The entries added so far, in order, without loading plug-ins."""
+        return tuple(self._entries.values())
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -140,9 +156,17 @@ class EnvTable:
         """The entry of an id or short name (case-insensitive), or of a Gymnasium-registered
         :class:`ConversationEnv` id outside the table (short name: the class's ``env_name``).
 
+        ``module:name`` (as in ``gym.make("my_envs:examples/GuessNumber-v0")``) imports ``module``
+        first, then resolves ``name``. Unless ``module`` is ``mimesis_gym`` itself, the entry returned
+        is a copy whose ``id`` keeps the prefix, so the canonical name, the records' ``env_id`` and
+        ``gym.make`` in a worker process import the module again.
+
         Raises ``ValueError`` naming the known envs (those of ``listed_kind`` when given, e.g.
-        ``"conversation"`` where a view env would be refused anyway).
+        ``"conversation"`` where a view env would be refused anyway), or the module that failed to import.
         """
+        module, _, bare = name.rpartition(":")
+        if module:
+            return self._find_in_module(module, bare, listed_kind)
         for entry in self:
             if name == entry.id or name.lower() == entry.short:
                 return entry
@@ -158,8 +182,9 @@ class EnvTable:
 
         A table env is written as its short name (``TURTLE`` and ``mimesis/TurtleGym-v0`` become
         ``turtle``), a registered env outside the table as its id (its only name :meth:`find`
-        resolves). A name that resolves to nothing is kept as given (stripped), for the caller to
-        refuse with :meth:`find`'s message.
+        resolves), an env named ``module:name`` as ``module:<its id>`` (the module registers it, in
+        any process). A name that resolves to nothing is kept as given (stripped), for the caller
+        to refuse with :meth:`find`'s message.
         """
         canonical: dict[str, None] = {}
         for name in (name.strip() for name in names):
@@ -170,6 +195,16 @@ class EnvTable:
                 continue
             canonical[entry.short if self._entries.get(entry.id) is entry else entry.id] = None
         return list(canonical)
+
+    def _find_in_module(self, module: str, name: str, listed_kind: str | None) -> EnvEntry:
+        try:
+            importlib.import_module(module)
+        except ImportError as error:
+            raise ValueError(f"env {module}:{name}: cannot import module {module!r} ({error})") from None
+        entry = self.find(name, listed_kind=listed_kind)
+        if module == "mimesis_gym":  # the package registers the shipped envs in every process
+            return entry
+        return entry.model_copy(update={"id": f"{module}:{entry.id}"})
 
     def _outside_entry(self, env_id: str) -> EnvEntry | None:
         spec = gym.spec(env_id)

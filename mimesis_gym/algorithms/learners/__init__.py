@@ -4,7 +4,7 @@ See docs/algorithms.md, "Learners and the trainer's modules"; docs/writing-a-lea
 
 * :mod:`~mimesis_gym.algorithms.learners.base`: the seam, ``Learner`` and the batches its hooks see;
 * :mod:`~mimesis_gym.algorithms.learners.registry`: ``LEARNERS``, ``register_learner``,
-  ``algorithm_names`` and ``select_learners``;
+  ``algorithm_names``, ``resolve_algorithm`` (``module:Class`` names) and ``select_learners``;
 * ``csd/``, ``infopo/``, ``sft/``: each built-in learner with its math and helpers.
 
 The names below load on first use, so importing a learner's torch-free helper (the CSD coach, SFT's
@@ -22,6 +22,7 @@ __all__ = [
     "RolloutBatch",
     "algorithm_names",
     "register_learner",
+    "resolve_algorithm",
     "select_learners",
 ]
 
@@ -34,6 +35,7 @@ __getattr__, __dir__ = lazy_exports(
         "LEARNERS": ".registry",
         "algorithm_names": ".registry",
         "register_learner": ".registry",
+        "resolve_algorithm": ".registry",
         "select_learners": ".registry",
     },
 )
