@@ -45,16 +45,10 @@ def clean_user_registry():
 @pytest.fixture
 def clean_env_table():
     """Restore the env table and Gymnasium's registry after a test that registers envs."""
-    import gymnasium as gym
+    from mimesis_gym.envs import scoped_env_registrations
 
-    from mimesis_gym.envs import ENV_TABLE
-
-    saved_entries, saved_ids = dict(ENV_TABLE._entries), set(gym.registry)
-    yield ENV_TABLE
-    ENV_TABLE._entries.clear()
-    ENV_TABLE._entries.update(saved_entries)
-    for env_id in set(gym.registry) - saved_ids:
-        del gym.registry[env_id]
+    with scoped_env_registrations() as table:
+        yield table
 
 
 @pytest.fixture

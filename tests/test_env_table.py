@@ -164,3 +164,15 @@ def test_list_shows_every_id_of_the_table(capsys):
     for entry in ENV_TABLE:
         assert f"{entry.id} " in out and entry.short in out
     assert "telepathy-discrete view: actions Discrete(" in out
+
+
+def test_scoped_registrations_forget_the_envs_registered_inside():
+    import gymnasium as gym
+
+    from mimesis_gym.envs import ENV_TABLE, EnvEntry, register_env, scoped_env_registrations
+
+    with scoped_env_registrations():
+        register_env(EnvEntry(id="scoped/Echo-v0", entry_point="tests.support.echo_env:EchoEnv", short="scoped-echo",
+                              title="Scoped"))  # fmt: skip
+        assert ENV_TABLE.get("scoped-echo") is not None and "scoped/Echo-v0" in gym.registry
+    assert ENV_TABLE.get("scoped-echo") is None and "scoped/Echo-v0" not in gym.registry

@@ -131,3 +131,18 @@ def test_a_learner_class_named_by_module_path_is_imported_registered_and_selecte
             ValueError, match=re.escape(f"algorithm {path!r}: {problem}" if "cannot" in problem else problem)
         ):
             select_learners(TrainerConfig(), path)
+
+
+def test_scoped_learners_forget_the_learners_registered_inside():
+    from mimesis_gym.algorithms.config import ALGORITHMS
+    from mimesis_gym.algorithms.learners import LEARNERS
+    from mimesis_gym.algorithms.learners.base import Learner
+    from mimesis_gym.algorithms.learners.registry import register_learner, scoped_learners
+
+    class Scoped(Learner):
+        name = "scoped-only"
+
+    with scoped_learners():
+        register_learner(Scoped)
+        assert "scoped-only" in LEARNERS and "scoped-only" in ALGORITHMS
+    assert "scoped-only" not in LEARNERS and "scoped-only" not in ALGORITHMS

@@ -10,6 +10,8 @@ first lookup or listing (docs/writing-an-env.md, "As a plug-in package").
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import gymnasium as gym
@@ -26,6 +28,7 @@ __all__ = [
     "load_env_plugins",
     "register_env",
     "register_envs",
+    "scoped_env_registrations",
 ]
 
 ENTRY_POINT_GROUP = "mimesis_gym.envs"
@@ -144,6 +147,19 @@ in ``ENV_TABLE`` but not here."""
 def _register(entry: EnvEntry) -> None:
     if entry.id not in gym.registry:
         gym.register(id=entry.id, entry_point=entry.entry_point, max_episode_steps=entry.max_episode_steps)
+
+
+@contextlib.contextmanager
+def scoped_env_registrations() -> Iterator[EnvTable]:
+    """Envs registered inside the block (``register_env``, a test's own ``gym.register``) are gone after
+    it, from ``ENV_TABLE`` and from Gymnasium's registry: for tests and notebooks with envs of their own."""
+    saved_entries, saved_ids = ENV_TABLE.snapshot(), set(gym.registry)
+    try:
+        yield ENV_TABLE
+    finally:
+        ENV_TABLE.restore(saved_entries)
+        for env_id in set(gym.registry) - saved_ids:
+            del gym.registry[env_id]
 
 
 def register_envs() -> None:

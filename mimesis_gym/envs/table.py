@@ -103,6 +103,15 @@ class EnvTable:
                 raise ValueError(f"column {entry.column} of {entry.id} is already {other.short}'s")
         self._entries[entry.id] = entry
 
+    def snapshot(self) -> dict[str, EnvEntry]:
+        """The entries as they are now, for :meth:`restore`."""
+        return dict(self._entries)
+
+    def restore(self, entries: dict[str, EnvEntry]) -> None:
+        """Put the entries of a :meth:`snapshot` back (envs added since are dropped)."""
+        self._entries.clear()
+        self._entries.update(entries)
+
     def __iter__(self) -> Iterator[EnvEntry]:
         if self._plugins is not None:
             self._plugins()

@@ -31,12 +31,7 @@ def tiny_random_model_available():
 @pytest.fixture
 def learner_registry():
     """The learner registry and the algorithm table, restored to their entries before the test afterwards."""
-    from mimesis_gym.algorithms.config import ALGORITHMS
-    from mimesis_gym.algorithms.learners import LEARNERS
+    from mimesis_gym.algorithms.learners.registry import scoped_learners
 
-    saved, saved_rows = dict(LEARNERS), dict(ALGORITHMS)
-    yield LEARNERS
-    LEARNERS.clear()
-    LEARNERS.update(saved)
-    ALGORITHMS.clear()
-    ALGORITHMS.update(saved_rows)
+    with scoped_learners() as learners:
+        yield learners

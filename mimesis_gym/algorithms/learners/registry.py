@@ -24,6 +24,8 @@ package").
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from mimesis_gym.algorithms.config import ALGORITHMS, Algorithm, AlgorithmConfig, TrainerConfig
@@ -41,6 +43,7 @@ __all__ = [
     "load_learner_plugins",
     "register_learner",
     "resolve_algorithm",
+    "scoped_learners",
     "select_learners",
 ]
 
@@ -48,6 +51,20 @@ ENTRY_POINT_GROUP = "mimesis_gym.learners"
 
 LEARNERS: dict[str, type[Learner]] = {}
 """Learner classes by name, in the order the loop calls them."""
+
+
+@contextlib.contextmanager
+def scoped_learners() -> Iterator[dict[str, type[Learner]]]:
+    """Learners registered inside the block, and the algorithm rows they added, are gone after it: for
+    tests and notebooks with learners of their own."""
+    saved, saved_rows = dict(LEARNERS), dict(ALGORITHMS)
+    try:
+        yield LEARNERS
+    finally:
+        LEARNERS.clear()
+        LEARNERS.update(saved)
+        ALGORITHMS.clear()
+        ALGORITHMS.update(saved_rows)
 
 
 def register_learner(learner: type[Learner], *, replace: bool = False) -> type[Learner]:
