@@ -23,7 +23,6 @@ ORDINARY_WORDS = {
 }
 
 ALLOWED = {
-    "PAPER_ENV_ARGS": "evaluation/presets.py: env kwargs of `eval --paper` (the preset's own table)",
     "STRATEGIES": "agents/baseline: the fair baseline's strategies; agents (layer 1) cannot live in the envs, "
     "and tests/test_baseline_agent.py holds them to the env table",
     "PRESETS": "algorithms/config.py: the mimesis-release preset's csd.skip_envs, UserRL's gym names as the "

@@ -128,6 +128,9 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
     """Whether a role is a judge; ``False`` (TauGym): ``judge=`` is accepted and ignored."""
     packs: ClassVar[tuple[str, ...]] = ("original", "upstream")
     reset_option_keys: ClassVar[frozenset[str]] = frozenset({"task_id", "split", "episode_id"})
+    paper_kwargs: ClassVar[Mapping[str, Any]] = {}
+    """Kwargs of the paper's runs (``eval --paper``) where the env's defaults differ from them (e.g.
+    UserRL's reading of the agent's text); ``{}``: the defaults are the paper's."""
     draws_llm_seed_base: ClassVar[bool] = True
     """Whether ``reset`` draws ``llm_seed_base`` from ``np_random`` right after the task index."""
     max_episode_score: ClassVar[float] = 1.0

@@ -130,11 +130,13 @@ PAPER_EVAL: dict[str, Any] = {
 """Settings of the paper's runs; the data are the upstream UserRL test sets (``--data-dir``)."""
 
 PAPER_ENV_ARGS: dict[str, dict[str, Any]] = {
-    "telepathy": {"action_grammar": "userrl"},
-    "persuade": {"action_grammar": "userrl"},
+    entry.short: dict(entry.env_class().paper_kwargs)
+    for entry in ENV_TABLE
+    if entry.kind == "conversation" and entry.env_class().paper_kwargs
 }
-"""Env kwargs of the paper's runs: UserRL's reading of the agent's text where it differs from ours (an
-empty ``[answer]``, untagged text; docs/env-contract.md, "The action grammar")."""
+"""Env kwargs of the paper's runs, read from each env class's ``paper_kwargs`` (TelepathyGym and
+PersuadeGym: UserRL's reading of the agent's text, an empty ``[answer]``, untagged text;
+docs/env-contract.md, "The action grammar")."""
 
 
 def paper_env_args(envs: list[str], given: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:

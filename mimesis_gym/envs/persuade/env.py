@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from mimesis_gym.behaviors.play import EnvBehaviors
@@ -106,6 +107,7 @@ class PersuadeEnv(ConversationEnv[PersuadeTask]):
     """
 
     env_name: ClassVar[str] = "persuade"
+    paper_kwargs: ClassVar[Mapping[str, Any]] = {"action_grammar": "userrl"}
     upstream: ClassVar[UserRLUpstream | None] = UserRLUpstream(
         "PersuadeGym",
         task_files=USERRL_NEEDS,
