@@ -71,7 +71,7 @@ def test_the_scanner_finds_a_list_and_spares_the_allowed_ones():
         "turtle": 1,
         "TauGym": 1,
     }
-    assert env_literals('PAPER_ENV_ARGS: dict = {"turtle": {}, "tau": {}}', names) == {}
+    assert env_literals('STRATEGIES: dict = {"turtle": 1, "tau": 2}', names) == {}
 
 
 def test_no_module_outside_the_envs_lists_envs():
