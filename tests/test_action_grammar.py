@@ -20,7 +20,7 @@ from mimesis_gym.cli import build_parser, eval_config
 from mimesis_gym.core.actions import ACTION_KINDS, UserRLReading, parse_action
 from mimesis_gym.core.chat import ChatReply
 from mimesis_gym.evaluation import contract
-from mimesis_gym.evaluation.presets import PAPER_ENV_ARGS
+from mimesis_gym.evaluation.presets import paper_kwargs_by_env
 from tests.test_userrl_parity import constants, make
 
 TELEPATHY = "mimesis/TelepathyGym-v0"
@@ -252,7 +252,9 @@ def paper_config(tmp_path, *extra):
 
 def test_paper_preset_sets_the_userrl_grammar(tmp_path):
     config = paper_config(tmp_path)
-    assert {env: config.env_args[env] for env in PAPER_ENV_ARGS} == PAPER_ENV_ARGS
+    paper = paper_kwargs_by_env()
+    assert paper == {env: {"action_grammar": "userrl"} for env in ("telepathy", "persuade")}
+    assert {env: config.env_args[env] for env in paper} == paper
     assert config.env_args["telepathy"] == {"action_grammar": "userrl"} == config.env_args["persuade"]
     assert config.model_dump()["env_args"]["persuade"] == {"action_grammar": "userrl"}  # what run.json records
 

@@ -23,10 +23,10 @@ __all__ = [
     "MAIN_JOB_AGENTS",
     "MAIN_JOB_BEHAVIORS",
     "MAIN_JOB_BEHAVIOR_AGENTS",
-    "PAPER_ENV_ARGS",
     "PAPER_EVAL",
     "main_job_settings",
     "paper_env_args",
+    "paper_kwargs_by_env",
     "played_by_any",
 ]
 
@@ -129,20 +129,25 @@ PAPER_EVAL: dict[str, Any] = {
 }
 """Settings of the paper's runs; the data are the upstream UserRL test sets (``--data-dir``)."""
 
-PAPER_ENV_ARGS: dict[str, dict[str, Any]] = {
-    entry.short: dict(entry.env_class().paper_kwargs)
-    for entry in ENV_TABLE
-    if entry.kind == "conversation" and entry.env_class().paper_kwargs
-}
-"""Env kwargs of the paper's runs, read from each env class's ``paper_kwargs`` (TelepathyGym and
-PersuadeGym: UserRL's reading of the agent's text, an empty ``[answer]``, untagged text;
-docs/env-contract.md, "The action grammar")."""
+
+def paper_kwargs_by_env() -> dict[str, dict[str, Any]]:
+    """Env kwargs of the paper's runs, read from each env class's ``paper_kwargs`` when asked (not at
+    import, so a broken plug-in cannot break importing the package): TelepathyGym and PersuadeGym take
+    UserRL's reading of the agent's text, an empty ``[answer]``, untagged text
+    (docs/env-contract.md, "The action grammar")."""
+    return {
+        entry.short: dict(entry.env_class().paper_kwargs)
+        for entry in ENV_TABLE
+        if entry.kind == "conversation" and entry.env_class().paper_kwargs
+    }
 
 
 def paper_env_args(envs: list[str], given: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The run's ``env_args`` under ``--paper``: :data:`PAPER_ENV_ARGS` for each env of ``envs`` (canonical
-    short names), with ``given`` (``--env-arg``) over them key by key; an env outside the run gets none."""
-    merged: dict[str, dict[str, Any]] = {env: dict(PAPER_ENV_ARGS[env]) for env in envs if env in PAPER_ENV_ARGS}
+    """The run's ``env_args`` under ``--paper``: :func:`paper_kwargs_by_env` for each env of ``envs``
+    (canonical short names), with ``given`` (``--env-arg``) over them key by key; an env outside the run
+    gets none."""
+    paper = paper_kwargs_by_env()
+    merged: dict[str, dict[str, Any]] = {env: dict(paper[env]) for env in envs if env in paper}
     for env, kwargs in given.items():
         merged.setdefault(env, {}).update(kwargs)
     return merged
