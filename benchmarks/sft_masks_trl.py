@@ -4,7 +4,7 @@ For the tiny model's tokenizer (SmolLM2, ChatML) and a few conversations (with `
 agent turns, a tool-call-free and a user-trained case) this prints, per conversation, the number of
 trained tokens under
 
-* ours: :func:`~mimesis_gym.algorithms.sft_data.encode_conversation` (``side`` agent / user);
+* ours: :func:`~mimesis_gym.algorithms.learners.sft.data.encode_conversation` (``side`` agent / user);
 * TRL 1.x ``assistant_only_loss=True``: the mask ``apply_chat_template(..., return_assistant_tokens_mask=True)``
   gives with the tokenizer's template, or with the training template TRL swaps in
   (``trl.chat_template_utils.get_training_chat_template``) when it has one for this template;
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mimesis_gym.algorithms.learners.sft.data import SFTExample, encode_conversation
 from mimesis_gym.algorithms.render import ChatRenderer
-from mimesis_gym.algorithms.sft_data import SFTExample, encode_conversation
 from mimesis_gym.algorithms.testing import tiny_tokenizer
 
 CONVERSATIONS: list[list[dict[str, Any]]] = [

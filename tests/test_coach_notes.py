@@ -1,6 +1,6 @@
 """Coach note handling (docs/algorithms.md)."""
 
-from mimesis_gym.algorithms.coach_notes import clean_note, leaked_items
+from mimesis_gym.algorithms.learners.csd.notes import clean_note, leaked_items
 
 
 def test_no_note_answers():

@@ -4,7 +4,8 @@ import asyncio
 
 import pytest
 
-from mimesis_gym.algorithms.coach_runner import (
+from mimesis_gym.algorithms.config import CSDConfig
+from mimesis_gym.algorithms.learners.csd.coach import (
     COACH_SYSTEM_PROMPTS,
     NOT_AVAILABLE,
     ChatCoach,
@@ -16,7 +17,6 @@ from mimesis_gym.algorithms.coach_runner import (
     render_request,
     select_turns,
 )
-from mimesis_gym.algorithms.config import CSDConfig
 from mimesis_gym.algorithms.records import Episode, Segment, Turn
 from mimesis_gym.core.chat import ChatFailure, ChatReply
 from tests.support.chat_models import ScriptedChatModel

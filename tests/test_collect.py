@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from mimesis_gym import cli
+from mimesis_gym.algorithms.learners.sft.data import SFTExample, encode_conversation
 from mimesis_gym.algorithms.render import ChatRenderer
-from mimesis_gym.algorithms.sft_data import SFTExample, encode_conversation
 from mimesis_gym.algorithms.testing import tiny_tokenizer
 from mimesis_gym.evaluation.collect import CollectError, collect, select_records
 from mimesis_gym.evaluation.records import EpisodeRecord, StepRecord

@@ -4,7 +4,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the local stack is installed by `make test`")
 
-from mimesis_gym.algorithms.csd import csd_gate, csd_loss, csd_loss_release_form  # noqa: E402
+from mimesis_gym.algorithms.learners.csd.loss import csd_gate, csd_loss, csd_loss_release_form  # noqa: E402
 
 
 def test_gate_values():

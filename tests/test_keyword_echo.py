@@ -7,7 +7,7 @@ import gymnasium as gym
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from mimesis_gym.algorithms.coach_runner import CoachRequest
+from mimesis_gym.algorithms.learners.csd.coach import CoachRequest
 from mimesis_gym.algorithms.testing import (
     COACH_NOTE,
     ENV_ID,

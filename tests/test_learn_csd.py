@@ -5,11 +5,11 @@ import pytest
 torch = pytest.importorskip("torch", reason="the local stack is installed by `make test`")
 
 from mimesis_gym.algorithms.batching import collate  # noqa: E402
-from mimesis_gym.algorithms.coach_runner import note_message  # noqa: E402
-from mimesis_gym.algorithms.csd import csd_gate, csd_loss  # noqa: E402
+from mimesis_gym.algorithms.learners.csd.coach import note_message  # noqa: E402
+from mimesis_gym.algorithms.learners.csd.loss import csd_gate, csd_loss  # noqa: E402
+from mimesis_gym.algorithms.learners.csd.teacher import build_teacher_row, teacher_ids  # noqa: E402
 from mimesis_gym.algorithms.logprobs import PolicyScorer  # noqa: E402
 from mimesis_gym.algorithms.render import ChatRenderer  # noqa: E402
-from mimesis_gym.algorithms.teacher import build_teacher_row, teacher_ids  # noqa: E402
 from mimesis_gym.algorithms.testing import tiny_random_model  # noqa: E402
 from mimesis_gym.core.tiny import TinyModelUnavailable  # noqa: E402
 from tests.test_rollout import scripted_collect  # noqa: E402

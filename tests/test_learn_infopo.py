@@ -3,7 +3,11 @@
 import pytest
 
 from mimesis_gym.algorithms.advantages import infopo
-from mimesis_gym.algorithms.infopo import counterfactual_rows, fit_placeholder, information_gains
+from mimesis_gym.algorithms.learners.infopo.counterfactual import (
+    counterfactual_rows,
+    fit_placeholder,
+    information_gains,
+)
 from mimesis_gym.algorithms.records import Episode, Segment, Turn
 
 

@@ -103,7 +103,7 @@ def unplayed_behaviours(recipe: str) -> list[tuple[str, str]]:
     """The ``(env id, behaviour)`` pairs of a recipe's ``user_behavior`` mixtures that their env does not play."""
     import yaml
 
-    from mimesis_gym.algorithms.tasks import env_creator
+    from mimesis_gym.envs.recipe import env_creator
 
     data = yaml.safe_load((RECIPES / f"{recipe}.yaml").read_text(encoding="utf-8"))
     mixtures = {item["id"]: item["kwargs"]["user_behavior"] for item in data["envs"] if isinstance(item, dict)}

@@ -11,9 +11,9 @@ import torch
 
 from mimesis_gym.algorithms.batching import collate
 from mimesis_gym.algorithms.config import TrainerConfig
+from mimesis_gym.algorithms.learners.sft.data import SFTExample, encode_conversation, load_examples
 from mimesis_gym.algorithms.logprobs import PolicyScorer
 from mimesis_gym.algorithms.render import ChatRenderer, TemplateNotIncrementalError, probe_tool_call
-from mimesis_gym.algorithms.sft_data import SFTExample, encode_conversation, load_examples
 from mimesis_gym.algorithms.testing import ENV_ID, tiny_random_model, tiny_tokenizer
 from mimesis_gym.algorithms.trainer import Trainer
 from tests.support.torch_fixtures import one_thread  # noqa: F401

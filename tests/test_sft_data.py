@@ -14,16 +14,16 @@ import pytest
 
 from mimesis_gym import cli
 from mimesis_gym.algorithms.config import TrainerConfig
-from mimesis_gym.algorithms.sft_data import SFTExample
-from mimesis_gym.algorithms.testing import ENV_ID, tiny_random_model, tiny_tokenizer
-from mimesis_gym.algorithms.trainer import Trainer
-from mimesis_gym.algorithms.user_sft_data import (
+from mimesis_gym.algorithms.learners.sft.data import SFTExample
+from mimesis_gym.algorithms.learners.sft.user_data import (
     SFTDataError,
     meta_path_of,
     user_side_example,
     user_side_examples,
     write_user_sft_data,
 )
+from mimesis_gym.algorithms.testing import ENV_ID, tiny_random_model, tiny_tokenizer
+from mimesis_gym.algorithms.trainer import Trainer
 from mimesis_gym.corpora import HumanConversation, HumanTurn, load_corpus, split_of
 from mimesis_gym.envs.replay.roles import END_MARKER, LLMReplayUser
 from tests.support.torch_fixtures import one_thread  # noqa: F401

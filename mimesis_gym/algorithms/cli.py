@@ -145,7 +145,7 @@ def env_turn_limit(env_id: str, kwargs: dict[str, Any]) -> tuple[int, str] | Non
     the env cannot tell without data that is missing here. The id is one ``check_env_ids`` accepted."""
     import gymnasium as gym
 
-    from mimesis_gym.algorithms.tasks import env_creator
+    from mimesis_gym.envs.recipe import env_creator
 
     spec = gym.spec(str(env_id).rpartition(":")[2])
     limits: list[tuple[int, str]] = []

@@ -12,12 +12,10 @@ condition of the mixture drawn per group (docs/algorithms.md, "Training against 
 from __future__ import annotations
 
 import functools
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 
 from mimesis_gym.algorithms.config import TrainerConfig
@@ -25,7 +23,7 @@ from mimesis_gym.algorithms.rollout import EpisodeRequest
 from mimesis_gym.algorithms.services import derive_seed
 from mimesis_gym.behaviors.spec import BehaviorMix
 from mimesis_gym.envs import load_env_plugins
-from mimesis_gym.envs.recipe import EnvRecipe
+from mimesis_gym.envs.recipe import EnvRecipe, env_creator
 
 __all__ = [
     "EnvLike",
@@ -35,7 +33,6 @@ __all__ = [
     "behavior_mix",
     "build_env_specs",
     "check_env_behaviors",
-    "env_creator",
 ]
 
 EnvLike = str | tuple[str, dict[str, Any]] | Callable[[], Any]
@@ -63,18 +60,6 @@ class EnvSpec:
         if self.behaviors is None or self.behaviors.fixed is not None:
             return factory
         return functools.partial(factory, user_behavior=self.behaviors.draw(rng))
-
-
-def env_creator(env_id: str) -> Any:
-    """What gymnasium makes ``env_id`` with (its class, for the package's envs); ``module:id`` imports the
-    module first. The id is one gymnasium knows (``check_env_ids``)."""
-    from gymnasium.envs.registration import load_env_creator
-
-    module, _, name = str(env_id).rpartition(":")
-    if module:
-        importlib.import_module(module)
-    spec = gym.spec(name)
-    return load_env_creator(spec.entry_point) if isinstance(spec.entry_point, str) else spec.entry_point
 
 
 def behavior_mix(env_id: str, kwargs: Mapping[str, Any]) -> BehaviorMix | None:

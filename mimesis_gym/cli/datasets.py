@@ -37,7 +37,7 @@ def add_collect(commands: Any) -> None:
 
 def add_sft_data(commands: Any) -> None:
     """The ``sft-data`` sub-command: human conversations -> user-side SFT data (docs/algorithms.md)."""
-    from mimesis_gym.algorithms.user_sft_data import STYLES as SFT_STYLES
+    from mimesis_gym.algorithms.learners.sft.user_data import STYLES as SFT_STYLES
 
     sft_data = commands.add_parser("sft-data", help="turn human conversations into user-side SFT data (Stage I)")
     sft_data.add_argument("--humans", metavar="DIR", help="the folder that holds the corpora (../shared/data/humans)")
@@ -152,7 +152,7 @@ def _cmd_collect(args: argparse.Namespace) -> int:
 
 def _cmd_sft_data(args: argparse.Namespace) -> int:
     """``sft-data``: write the user side of human conversations as SFT lines; user errors one line, exit 2."""
-    from mimesis_gym.algorithms.user_sft_data import write_user_sft_data
+    from mimesis_gym.algorithms.learners.sft.user_data import write_user_sft_data
     from mimesis_gym.envs.replay.tasks import normalise_sources
 
     if args.split == "test":

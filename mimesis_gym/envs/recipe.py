@@ -21,13 +21,14 @@ import inspect
 from typing import Any
 
 import gymnasium as gym
+from gymnasium.envs.registration import load_env_creator
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mimesis_gym.core.env import ConversationEnv
 from mimesis_gym.core.errors import ConfigurationError
 from mimesis_gym.envs import load_env_plugins
 
-__all__ = ["GYM_MAKE_KWARGS", "EnvRecipe"]
+__all__ = ["GYM_MAKE_KWARGS", "EnvRecipe", "env_creator"]
 
 GYM_MAKE_KWARGS = frozenset(name for name in inspect.signature(gym.make).parameters if name not in {"id", "kwargs"})
 """The keywords ``gym.make`` takes itself (``max_episode_steps``, ``disable_env_checker``)."""
@@ -81,10 +82,7 @@ class EnvRecipe(BaseModel):
 
     @model_validator(mode="after")
     def _conversation_env(self) -> EnvRecipe:
-        entry_point = gym.spec(self.registered_id).entry_point
-        if isinstance(entry_point, str):
-            module, _, name = entry_point.partition(":")
-            entry_point = getattr(importlib.import_module(module), name)
+        entry_point = env_creator(self.env_id)
         if not (isinstance(entry_point, type) and issubclass(entry_point, ConversationEnv)):
             raise ConfigurationError(
                 f"{self.env_id!r} is not a conversation env (its entry point is {entry_point!r}); "
@@ -117,3 +115,13 @@ class EnvRecipe(BaseModel):
             kwargs["max_episode_steps"] = self.max_episode_steps
         spec = dataclasses.replace(gym.spec(self.registered_id), order_enforce=False)
         return gym.make(spec, **kwargs)
+
+
+def env_creator(env_id: str) -> Any:
+    """What gymnasium makes ``env_id`` with (the class, for a conversation env); ``module:id`` imports
+    the module first. The id is one gymnasium knows (:class:`EnvRecipe` checks it)."""
+    module, _, name = str(env_id).rpartition(":")
+    if module:
+        importlib.import_module(module)
+    entry_point = gym.spec(name).entry_point
+    return load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point

@@ -3,7 +3,7 @@
 The Base agent's data was made by running a strong agent several trials per task and keeping the
 best trajectories; :func:`select_records` does the keeping and :func:`agent_conversation` /
 :func:`user_conversation` write each kept record in the SFT format
-(:class:`~mimesis_gym.algorithms.sft_data.SFTExample`).
+(:class:`~mimesis_gym.algorithms.learners.sft.data.SFTExample`).
 
 Selection, per ``(env_id, task_id)`` over the latest record of every key with status ``ok``: the
 records scoring at least ``min_score`` (when given), ranked by episode score (higher first), then
@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from mimesis_gym.algorithms.sft_data import with_thought, write_examples
+from mimesis_gym.algorithms.learners.sft.data import with_thought, write_examples
 from mimesis_gym.core.errors import ConfigurationError
 from mimesis_gym.evaluation.records import EpisodeRecord
 from mimesis_gym.evaluation.store import ResultsStore, skipped_note
