@@ -11,11 +11,11 @@ import gymnasium as gym
 import pytest
 
 from mimesis_gym.agents.base import Conversation, is_privileged
-from mimesis_gym.agents.baseline import STRATEGIES, BaselineAgent, env_name_of, strategy_for
-from mimesis_gym.agents.baseline.function import interpolate_at_zero
+from mimesis_gym.agents.baseline import BaselineAgent, env_name_of, strategy_for
 from mimesis_gym.agents.registry import make_agent
 from mimesis_gym.cli import MAIN_JOB_AGENTS, build_parser, eval_config
-from mimesis_gym.envs import ENV_TABLE, register_envs
+from mimesis_gym.envs import ENV_TABLE, register_envs, scoped_env_registrations
+from mimesis_gym.envs.function.baseline import interpolate_at_zero
 from mimesis_gym.evaluation.runner import EvalConfig, run_eval
 from mimesis_gym.evaluation.store import ResultsStore
 
@@ -57,20 +57,32 @@ def test_the_baseline_beats_random_and_stays_under_the_oracle(mean_scores, env):
         assert baseline > random_floor, (env, baseline, random_floor)
 
 
-def test_every_shipped_conversation_env_has_a_strategy_or_declares_it_has_none():
-    for entry in ENV_TABLE:
-        if entry.kind != "conversation":
+def test_every_shipped_conversation_env_declares_its_strategy():
+    for entry in ENV_TABLE.loaded():
+        if entry.kind != "conversation" or not entry.entry_point.startswith("mimesis_gym."):
             continue
         env_class = entry.env_class()
         assert env_class.env_name == entry.short, f"{entry.id}: env_name {env_class.env_name!r} ≠ {entry.short!r}"
         assert env_name_of(entry.id) == entry.short
-        declared_none = not env_class.has_baseline_strategy
-        assert (strategy_for(entry.id) is not None) != declared_none, (
-            f"{entry.id}: add a strategy to STRATEGIES[{entry.short!r}] (agents/baseline/), or set "
-            "has_baseline_strategy = False on its class"
+        assert strategy_for(entry.id) is env_class.baseline_strategy is not None, (
+            f"{entry.id}: declare baseline_strategy = staticmethod(baseline.next_action) on its class "
+            f"(envs/{entry.short}/baseline.py)"
         )
     assert strategy_for("someone/OwnGym-v0") is None
-    assert set(STRATEGIES) <= {entry.short for entry in ENV_TABLE}, "a strategy keyed by no env of the table"
+
+
+def test_a_plugin_env_ships_its_own_strategy(monkeypatch):
+    """examples/plugin's GuessNumber declares a bisecting strategy: the baseline finds it through the
+    ``module:`` id the runner announces, and solves the game."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "examples" / "plugin"))
+    with scoped_env_registrations():
+        import mimesis_guess
+        from mimesis_guess.agent import next_guess
+
+        mimesis_guess.register()  # idempotent: importing the package did it unless an earlier test had
+        by_module = "mimesis_guess:mimesis_guess/GuessNumber-v0"
+        assert strategy_for(by_module) is next_guess
+        assert play(by_module, Untouchable(), "number-16") == 1.0
 
 
 class Untouchable:

@@ -22,12 +22,10 @@ ORDINARY_WORDS = {
     "search": "an action kind of the grammar ([search])",
 }
 
-ALLOWED = {
-    "STRATEGIES": "agents/baseline: the fair baseline's strategies; agents (layer 1) cannot live in the envs, "
-    "and tests/test_baseline_agent.py holds them to the env table",
-    "PRESETS": "algorithms/config.py: the mimesis-release preset's csd.skip_envs, UserRL's gym names as the "
-    "released code spelt them (the learners' config, not an env list of this package)",
-}
+ALLOWED: dict[str, str] = {}
+"""Names whose assigned value may list envs, with the reason; none: the fair baseline's strategies and
+the ``mimesis-release`` preset's ``csd.skip_envs`` are declared by the envs (``baseline_strategy``,
+``uncoached_in_release``)."""
 
 
 def env_names() -> set[str]:
@@ -64,13 +62,15 @@ def env_literals(source: str, names: set[str]) -> dict[str, int]:
     return visitor.found
 
 
-def test_the_scanner_finds_a_list_and_spares_the_allowed_ones():
+def test_the_scanner_finds_a_list_and_spares_the_allowed_ones(monkeypatch):
     names = env_names()
     assert {"turtle", "mimesis/TurtleGym-v0", "TurtleGym", "abcd"} <= names and "search" not in names
     assert env_literals('WEIGHTS = {"turtle": 1, "TauGym": 2}\nHELP = "e.g. turtle"', names) == {
         "turtle": 1,
         "TauGym": 1,
     }
+    assert env_literals('STRATEGIES: dict = {"turtle": 1, "tau": 2}', names) == {"turtle": 1, "tau": 1}
+    monkeypatch.setitem(ALLOWED, "STRATEGIES", "an example of an allowed name")
     assert env_literals('STRATEGIES: dict = {"turtle": 1, "tau": 2}', names) == {}
 
 

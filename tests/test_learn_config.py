@@ -30,7 +30,7 @@ def test_library_defaults_are_the_paper_preset():
 def test_presets():
     release = TrainerConfig.preset("mimesis-release")
     assert (release.loss.clip_high, release.loss.dual_clip, release.loss.token_mean_scope) == (0.2, 3.0, "microbatch")
-    assert release.csd.placebo and release.csd.skip_envs == ["TauGym", "FunctionGym"]
+    assert release.csd.placebo and release.csd.skip_envs == ["function", "tau"]  # the envs declare it
     assert (release.csd.coach.style, release.csd.pairing) == ("prospective", "answered")
     coach = TrainerConfig.preset("csd-release-coach")
     assert (coach.csd.coach.style, coach.csd.pairing) == ("prospective", "answered")
@@ -76,8 +76,8 @@ def test_validation_and_overrides():
         TrainerConfig.model_validate({"loss": {"dual_clip": 1.0}})
     with pytest.raises(ValueError):
         TrainerConfig.model_validate({"rollout": {"group_sise": 4}})
-    config = TrainerConfig().with_overrides(["loss.clip_high=0.2", "csd.skip_envs=[TauGym]", "run.dtype=bfloat16"])
-    assert (config.loss.clip_high, config.csd.skip_envs, config.run.dtype) == (0.2, ["TauGym"], "bfloat16")
+    config = TrainerConfig().with_overrides(["loss.clip_high=0.2", "csd.skip_envs=[tau]", "run.dtype=bfloat16"])
+    assert (config.loss.clip_high, config.csd.skip_envs, config.run.dtype) == (0.2, ["tau"], "bfloat16")
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,7 @@ from mimesis_gym.core.config import TOKENS_PLAUSIBLE, TURNS_PLAUSIBLE, ConfigMod
 __all__ = [
     "ALGORITHMS",
     "PRESETS",
+    "PRESETS_FROM_ENV_TABLE",
     "AdvantageConfig",
     "Algorithm",
     "AlgorithmConfig",
@@ -285,10 +286,24 @@ class CSDConfig(_Group):
     placebo_min: int = Field(8, ge=1, description="notes held before the placebo turns on")
     warmup_steps: int = Field(0, ge=0, description="CSD term off for the first steps")
     ablate_privileged: bool = Field(False, description="blank the thought and withhold the next utterance")
-    skip_envs: list[str] = Field(default_factory=list, description="envs (id or name part) never coached")
+    skip_envs: list[str] = Field(
+        default_factory=list,
+        description="envs never coached: Gymnasium ids (`mimesis/TauGym-v0`, `pkg:my/Env-v0`) or short names (`tau`)",
+    )
     max_coached_turns: int = Field(16, ge=1, description="coached turns per episode at most")
     teacher_headroom: int = Field(1024, ge=0, description="teacher rows may exceed prompt+response by this")
     coach: CoachConfig = Field(default_factory=CoachConfig)
+
+    @field_validator("skip_envs")
+    @classmethod
+    def _known_envs(cls, names: list[str]) -> list[str]:
+        """Every name resolves to an env (``ValueError`` naming the known ones otherwise), kept as given."""
+        if names:
+            from mimesis_gym.envs import ENV_TABLE  # the table, read when a name is given (it loads plug-ins)
+
+            for name in names:
+                ENV_TABLE.find(name)
+        return names
 
 
 class SFTConfig(_Group):
@@ -412,7 +427,8 @@ class TrainerConfig(_Group):
             overrides = PRESETS[name]
         except KeyError:
             raise ValueError(f"unknown preset {name!r}; known: {', '.join(PRESETS)}") from None
-        return cls.model_validate(_merge({}, overrides))
+        from_table = PRESETS_FROM_ENV_TABLE.get(name)
+        return cls.model_validate(_merge(_merge({}, overrides), from_table() if from_table else {}))
 
     @classmethod
     def load(cls, source: TrainerConfig | Mapping[str, Any] | str | Path | None) -> TrainerConfig:
@@ -542,7 +558,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "loss": {**_RELEASE_CLIP, "token_mean_scope": "microbatch"},
         "run": {"total_epochs": 5},
         "rollout": {"end_on_invalid_action": True},
-        "csd": {**_RELEASE_COACH, "placebo": True, "skip_envs": ["TauGym", "FunctionGym"]},
+        "csd": {**_RELEASE_COACH, "placebo": True},  # skip_envs: PRESETS_FROM_ENV_TABLE
     },
     "csd-release-coach": {"csd": dict(_RELEASE_COACH)},
     "userrl": {
@@ -590,4 +606,22 @@ PRESETS["mimesis-simulator-cpu"] = _merge(
         "run": {"total_steps": 16, "dtype": "float32", "eval_every": 0, "save_every": 0},
     },
 )  # fmt: skip
-"""Each preset as overrides of the library defaults."""
+"""Each preset as overrides of the library defaults (and :data:`PRESETS_FROM_ENV_TABLE`)."""
+
+
+def release_uncoached_envs() -> list[str]:
+    """Short names of the envs the MIMESIS release's CSD coach leaves out (their class sets
+    ``uncoached_in_release``: TauGym and FunctionGym), in table order. Read from the env table when a
+    preset is applied, not at import: iterating the table loads plug-ins, and a broken plug-in must
+    not break importing the package."""
+    from mimesis_gym.envs import ENV_TABLE
+
+    return [
+        entry.short for entry in ENV_TABLE if entry.kind == "conversation" and entry.env_class().uncoached_in_release
+    ]
+
+
+PRESETS_FROM_ENV_TABLE: dict[str, Callable[[], dict[str, Any]]] = {
+    "mimesis-release": lambda: {"csd": {"skip_envs": release_uncoached_envs()}},
+}
+"""The settings of a preset that the envs declare, merged over :data:`PRESETS` by :meth:`TrainerConfig.preset`."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import logging
 import uuid
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -113,9 +113,11 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
 
     env_name: ClassVar[str] = ""
     """Short name (``travel``, ``function``, …): the env's key in the env table and in records."""
-    has_baseline_strategy: ClassVar[bool] = True
-    """Whether the fair baseline (``scripted:baseline``) has a strategy keyed by ``env_name``;
-    ``False`` declares that it has none (it then plays ``scripted:noop``'s generic move)."""
+    baseline_strategy: ClassVar[Callable[[Any], Any] | None] = None
+    """The fair baseline's strategy (``scripted:baseline``): a pure function of the public dialogue
+    (:class:`~mimesis_gym.agents.baseline.dialogue.Dialogue`) to the next action, wrapped in
+    ``staticmethod``; ``None``: the baseline plays ``scripted:noop``'s generic move. Every shipped env
+    declares one (``envs/<env>/baseline.py``)."""
     upstream: ClassVar[UserRLUpstream | None] = None
     """What the env reads from a UserRL checkout with ``pack="upstream"`` (``mimesis-gym data check``)."""
     scoring: ClassVar[str] = "sum"
@@ -131,6 +133,9 @@ class ConversationEnv(gym.Env[str, str], Generic[TaskT]):
     paper_kwargs: ClassVar[Mapping[str, Any]] = {}
     """Kwargs of the paper's runs (``eval --paper``) where the env's defaults differ from them (e.g.
     UserRL's reading of the agent's text); ``{}``: the defaults are the paper's."""
+    uncoached_in_release: ClassVar[bool] = False
+    """Whether the MIMESIS release's CSD coach leaves this env out (the ``mimesis-release`` training
+    preset's ``csd.skip_envs``: TauGym and FunctionGym)."""
     draws_llm_seed_base: ClassVar[bool] = True
     """Whether ``reset`` draws ``llm_seed_base`` from ``np_random`` right after the task index."""
     max_episode_score: ClassVar[float] = 1.0

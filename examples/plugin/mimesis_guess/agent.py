@@ -1,18 +1,35 @@
-"""BisectAgent: plays GuessNumber by halving the range the user's replies leave (the plug-in's agent)."""
+"""BisectAgent: plays GuessNumber by halving the range the user's replies leave (the plug-in's agent).
+
+Its move, :func:`next_guess`, is also the env's fair baseline strategy (``scripted:baseline``): a pure
+function of the public dialogue, which the env class declares as ``baseline_strategy``.
+"""
 
 from __future__ import annotations
 
-import re
-
 from mimesis_gym.agents.base import AgentTurn, Conversation, TextAgent, text_turn
+from mimesis_gym.agents.baseline.dialogue import Action, Dialogue
 
-__all__ = ["BisectAgent"]
+__all__ = ["BisectAgent", "next_guess"]
 
-GUESS = re.compile(r"^\[answer\]\s*(\d+)")
+
+def next_guess(dialogue: Dialogue) -> Action:
+    """Binary search over 1..100 from the replies so far: found in at most 7 guesses."""
+    low, high = 1, 100
+    for exchange in dialogue.of("answer"):
+        if not exchange.content.strip().isdigit():
+            continue
+        guess = int(exchange.content)
+        if exchange.feedback.startswith("Higher"):
+            low = guess + 1
+        elif exchange.feedback.startswith("Lower"):
+            high = guess - 1
+    if low > high:
+        return {"choice": "finish"}
+    return {"choice": "answer", "content": str((low + high) // 2)}
 
 
 class BisectAgent(TextAgent):
-    """Binary search over 1..100 from the replies so far: found in at most 7 guesses."""
+    """:func:`next_guess` as an agent of its own (``guess-bisect``)."""
 
     name = "guess-bisect"
 
@@ -20,15 +37,4 @@ class BisectAgent(TextAgent):
         self.max_tokens = max_tokens  # one of make_agent's options, taken to show how they arrive
 
     async def act(self, conv: Conversation, *, seed: int) -> AgentTurn:
-        low, high = 1, 100
-        for said, reply in zip(conv.messages, conv.messages[1:], strict=False):
-            match = GUESS.match(str(said.get("content", ""))) if said.get("role") == "assistant" else None
-            if match is not None and reply.get("role") == "user":
-                guess = int(match.group(1))
-                if str(reply.get("content", "")).startswith("Higher"):
-                    low = guess + 1
-                elif str(reply.get("content", "")).startswith("Lower"):
-                    high = guess - 1
-        if low > high:
-            return text_turn({"choice": "finish"})
-        return text_turn({"choice": "answer", "content": str((low + high) // 2)})
+        return text_turn(next_guess(Dialogue.from_conversation(conv)))

@@ -7,6 +7,7 @@ is scripted only (an LLM user is refused at construction).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from typing import Any, ClassVar
 
@@ -14,6 +15,7 @@ import gymnasium as gym
 import numpy as np
 from pydantic import BaseModel
 
+from mimesis_guess.agent import next_guess
 from mimesis_gym import ConversationEnv, EnvEntry, register_env
 from mimesis_gym.core import MalformedAction, ParsedAction, ScriptedRole, StepOutcome
 from mimesis_gym.core.actions import grammar_help
@@ -54,6 +56,7 @@ class GuessNumberEnv(ConversationEnv[NumberTask]):
     """Guess the user's number: ``[answer] <n>`` guesses (reward 1.0 and the end when right), ``[finish]`` gives up."""
 
     env_name: ClassVar[str] = "guess-number"
+    baseline_strategy: ClassVar[Callable[[Any], Any] | None] = staticmethod(next_guess)  # scripted:baseline
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"answer", "finish"})
     reward_part_names: ClassVar[tuple[str, ...]] = ("correct",)
     role_names: ClassVar[tuple[str, ...]] = ("host",)

@@ -1,72 +1,54 @@
-"""The fair scripted baseline agent, ``scripted:baseline``: one readable strategy per shipped env.
+"""The fair scripted baseline agent, ``scripted:baseline``: the strategy each env declares.
 
-The agent picks its strategy from ``Conversation.env_id`` (the public env id the runner announces):
-Gymnasium's registry names the env class behind the id, and the class's ``env_name`` (the env
-table's short name, e.g. ``telepathy``) keys :data:`STRATEGIES`. The agent layer may not import the
-envs, so the id is resolved through Gymnasium, the one public map from ids to classes. It decides
-each turn from the public dialogue only (:class:`~.dialogue.Dialogue`: system prompt, opening, its
-own past actions and the feedback). It never reads ``Conversation.env`` nor any hidden
-task field, is deterministic (same conversation, same action; the seed is not used), and asks every
-user the same questions, so it also serves as the fixed probing agent when users are compared.
-An env it has no strategy for gets the generic move of ``scripted:noop``.
+Each env class declares its strategy (``ConversationEnv.baseline_strategy``, a pure function of the
+public :class:`~.dialogue.Dialogue`; the shipped envs keep theirs in ``envs/<env>/baseline.py``, and a
+plug-in env can ship its own). The agent finds the env class from ``Conversation.env_id`` (the public
+env id the runner announces) through Gymnasium's registry, the one public map from ids to classes:
+the agent layer may not import the envs. It decides each turn from the public dialogue only (system
+prompt, opening, its own past actions and the feedback). It never reads ``Conversation.env`` nor any
+hidden task field, is deterministic (same conversation, same action; the seed is not used), and asks
+every user the same questions, so it also serves as the fixed probing agent when users are compared.
+An env that declares no strategy gets the generic move of ``scripted:noop``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import gymnasium as gym
 from gymnasium.envs.registration import load_env_creator
 
 from mimesis_gym.agents.base import AgentTurn, Conversation, TextAgent, text_turn
-from mimesis_gym.agents.baseline import (
-    abcd,
-    function,
-    intention,
-    persuade,
-    replay,
-    search,
-    tau,
-    telepathy,
-    travel,
-    turtle,
-)
 from mimesis_gym.agents.baseline.dialogue import Action, Dialogue
 from mimesis_gym.agents.scripted import NoopAgent
 
-__all__ = ["STRATEGIES", "BaselineAgent", "env_name_of", "strategy_for"]
+__all__ = ["BaselineAgent", "env_class_of", "env_name_of", "strategy_for"]
 
-STRATEGIES: dict[str, Callable[[Dialogue], Action]] = {
-    "travel": travel.next_action,
-    "turtle": turtle.next_action,
-    "function": function.next_action,
-    "tau": tau.next_action,
-    "persuade": persuade.next_action,
-    "intention": intention.next_action,
-    "telepathy": telepathy.next_action,
-    "search": search.next_action,
-    "abcd": abcd.next_action,
-    "replay": replay.next_action,
-}
-"""The env's short name (its class's ``env_name``, the env table's ``short``) -> strategy. Every
-conversation env of the env table has one here unless its class sets ``has_baseline_strategy =
-False`` (tests/test_baseline_agent.py holds them to it)."""
+
+def env_class_of(env_id: str) -> Any:
+    """The class Gymnasium registers as ``env_id``, ``None`` when the id is not registered. A
+    ``module:`` prefix (a plug-in env, ``my_pkg:my/Env-v0``) is dropped: the run that announces the
+    id has imported the module to build the env."""
+    bare = env_id.rpartition(":")[2]
+    if bare not in gym.registry:
+        return None
+    creator = gym.spec(bare).entry_point
+    return load_env_creator(creator) if isinstance(creator, str) else creator
 
 
 def env_name_of(env_id: str) -> str:
     """The ``env_name`` of the class Gymnasium registers as ``env_id``; ``""`` when the id is not
     registered or its class declares none."""
-    if env_id not in gym.registry:
-        return ""
-    creator = gym.spec(env_id).entry_point
-    env_class = load_env_creator(creator) if isinstance(creator, str) else creator
-    name = getattr(env_class, "env_name", "")
+    name = getattr(env_class_of(env_id), "env_name", "")
     return name if isinstance(name, str) else ""
 
 
 def strategy_for(env_id: str) -> Callable[[Dialogue], Action] | None:
-    """The strategy of ``env_id`` (``mimesis/TelepathyGym-v0`` -> ``telepathy``), None when unknown."""
-    return STRATEGIES.get(env_name_of(env_id))
+    """The strategy the class of ``env_id`` declares (``mimesis/TelepathyGym-v0`` -> TelepathyGym's),
+    None when the id is unknown or its class declares none."""
+    strategy = getattr(env_class_of(env_id), "baseline_strategy", None)
+    return strategy if callable(strategy) else None
 
 
 class BaselineAgent(TextAgent):

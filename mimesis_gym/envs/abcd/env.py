@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -17,6 +17,7 @@ from mimesis_gym.core.conventions import split_thought
 from mimesis_gym.core.disclosure import DisclosureItem
 from mimesis_gym.core.env import ConversationEnv, StepOutcome
 from mimesis_gym.core.roles import Role
+from mimesis_gym.envs.abcd import baseline
 from mimesis_gym.envs.abcd.behaviors import Behavior, behavior, render_directive
 from mimesis_gym.envs.abcd.customers import ScriptedCustomer
 from mimesis_gym.envs.abcd.disclosure import abcd_disclosure_items
@@ -261,6 +262,7 @@ class ABCDBehaviorEnv(ConversationEnv[AbcdRow]):
     """
 
     env_name: ClassVar[str] = "abcd"
+    baseline_strategy: ClassVar[Callable[[Any], Any] | None] = staticmethod(baseline.next_action)
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"action", "finish"})
     reward_part_names: ClassVar[tuple[str, ...]] = ()
     role_names: ClassVar[tuple[str, ...]] = ("support_agent", "judge")

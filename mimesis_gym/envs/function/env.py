@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from mimesis_gym.core.actions import ParsedAction
 from mimesis_gym.core.env import ConversationEnv, StepOutcome
 from mimesis_gym.core.tasks import TaskPack
 from mimesis_gym.core.upstream import UserRLUpstream
+from mimesis_gym.envs.function import baseline
 from mimesis_gym.envs.function.rules import RuleEvaluationError
 from mimesis_gym.envs.function.tasks import (
     USERRL_NEEDS,
@@ -117,6 +119,8 @@ class FunctionEnv(ConversationEnv[FunctionTask]):
     """
 
     env_name: ClassVar[str] = "function"
+    baseline_strategy: ClassVar[Callable[[Any], Any] | None] = staticmethod(baseline.next_action)
+    uncoached_in_release: ClassVar[bool] = True  # the release coached no turn of this env
     upstream: ClassVar[UserRLUpstream | None] = UserRLUpstream(
         "FunctionGym",
         task_files=USERRL_NEEDS,

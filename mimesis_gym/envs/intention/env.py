@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from mimesis_gym.behaviors.play import EnvBehaviors
@@ -12,6 +13,7 @@ from mimesis_gym.core.roles import Role
 from mimesis_gym.core.tasks import TaskPack
 from mimesis_gym.core.upstream import UserRLUpstream
 from mimesis_gym.envs._userrl import prompts_file, read_prompt_strings, userrl_root
+from mimesis_gym.envs.intention import baseline
 from mimesis_gym.envs.intention.behaviors import USER_BEHAVIORS
 from mimesis_gym.envs.intention.roles import (
     USERRL_PROMPTS,
@@ -93,6 +95,7 @@ class IntentionEnv(ConversationEnv[IntentionTask]):
     """
 
     env_name: ClassVar[str] = "intention"
+    baseline_strategy: ClassVar[Callable[[Any], Any] | None] = staticmethod(baseline.next_action)
     upstream: ClassVar[UserRLUpstream | None] = UserRLUpstream(
         "IntentionGym",
         task_files=USERRL_NEEDS,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from mimesis_gym.behaviors.play import EnvBehaviors
@@ -12,6 +12,7 @@ from mimesis_gym.core.roles import Role
 from mimesis_gym.core.tasks import TaskPack
 from mimesis_gym.core.upstream import UpstreamFile, UserRLUpstream
 from mimesis_gym.envs._userrl import prompts_file, read_prompt_strings, userrl_root
+from mimesis_gym.envs.persuade import baseline
 from mimesis_gym.envs.persuade.behaviors import USER_BEHAVIORS
 from mimesis_gym.envs.persuade.roles import (
     STANCES,
@@ -107,6 +108,7 @@ class PersuadeEnv(ConversationEnv[PersuadeTask]):
     """
 
     env_name: ClassVar[str] = "persuade"
+    baseline_strategy: ClassVar[Callable[[Any], Any] | None] = staticmethod(baseline.next_action)
     paper_kwargs: ClassVar[Mapping[str, Any]] = {"action_grammar": "userrl"}
     upstream: ClassVar[UserRLUpstream | None] = UserRLUpstream(
         "PersuadeGym",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from mimesis_gym.behaviors.play import EnvBehaviors
@@ -12,6 +12,7 @@ from mimesis_gym.core.env import ConversationEnv, StepOutcome
 from mimesis_gym.core.roles import Role
 from mimesis_gym.core.tasks import TaskPack
 from mimesis_gym.corpora import HumanConversation
+from mimesis_gym.envs.replay import baseline
 from mimesis_gym.envs.replay.roles import LLMReplayUser, ScriptedReplayUser, Twin
 from mimesis_gym.envs.replay.tasks import humans_pack, load_original_pack, normalise_sources
 
@@ -86,6 +87,7 @@ class HumanReplayEnv(ConversationEnv[HumanConversation]):
     """
 
     env_name: ClassVar[str] = "replay"
+    baseline_strategy: ClassVar[Callable[[Any], Any] | None] = staticmethod(baseline.next_action)
     accepted_kinds: ClassVar[frozenset[str]] = frozenset({"action", "finish"})
     reward_part_names: ClassVar[tuple[str, ...]] = ()
     role_names: ClassVar[tuple[str, ...]] = ("user",)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -15,6 +15,7 @@ from mimesis_gym.core.roles import Role
 from mimesis_gym.core.tasks import TaskPack
 from mimesis_gym.core.upstream import UserRLUpstream
 from mimesis_gym.envs._userrl import prompts_file, read_prompt_strings, userrl_root
+from mimesis_gym.envs.search import baseline
 from mimesis_gym.envs.search.backends import (
     BACKEND_NAMES,
     DEFAULT_NOTICE,
@@ -150,6 +151,7 @@ class SearchEnv(ConversationEnv[SearchTask]):
     """
 
     env_name: ClassVar[str] = "search"
+    baseline_strategy: ClassVar[Callable[[Any], Any] | None] = staticmethod(baseline.next_action)
     upstream: ClassVar[UserRLUpstream | None] = UserRLUpstream(
         "SearchGym",
         task_files=USERRL_NEEDS,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from mimesis_gym.behaviors.play import EnvBehaviors
@@ -11,6 +12,7 @@ from mimesis_gym.core.disclosure import DisclosureItem
 from mimesis_gym.core.env import ConversationEnv, StepOutcome
 from mimesis_gym.core.roles import Role, RoleResult
 from mimesis_gym.core.upstream import UpstreamFile, UserRLUpstream
+from mimesis_gym.envs.tau import baseline
 from mimesis_gym.envs.tau.behaviors import USER_BEHAVIORS
 from mimesis_gym.envs.tau.db import EpisodeDB, canonical_text
 from mimesis_gym.envs.tau.disclosure import tau_disclosure_items
@@ -136,6 +138,8 @@ class TauEnv(ConversationEnv[TauTask]):
     """
 
     env_name: ClassVar[str] = "tau"
+    baseline_strategy: ClassVar[Callable[[Any], Any] | None] = staticmethod(baseline.next_action)
+    uncoached_in_release: ClassVar[bool] = True  # the release coached no turn of this env
     upstream: ClassVar[UserRLUpstream | None] = UserRLUpstream(
         "TauGym",
         counts={"train": 500, "test": 165},  # read with tau-bench's databases (mimesis-gym data check)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from mimesis_gym.behaviors.play import EnvBehaviors
@@ -13,6 +14,7 @@ from mimesis_gym.core.roles import Role, RoleResult
 from mimesis_gym.core.tasks import TaskPack
 from mimesis_gym.core.upstream import UserRLUpstream
 from mimesis_gym.envs._userrl import prompts_file, userrl_root
+from mimesis_gym.envs.travel import baseline
 from mimesis_gym.envs.travel.behaviors import USER_BEHAVIORS
 from mimesis_gym.envs.travel.prompts import (
     BUDGET_SENTENCE,
@@ -144,6 +146,7 @@ class TravelEnv(ConversationEnv[TravelTask]):
     """
 
     env_name: ClassVar[str] = "travel"
+    baseline_strategy: ClassVar[Callable[[Any], Any] | None] = staticmethod(baseline.next_action)
     upstream: ClassVar[UserRLUpstream | None] = UserRLUpstream(
         "TravelGym",
         task_files=USERRL_NEEDS,

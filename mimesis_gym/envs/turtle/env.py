@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from mimesis_gym.behaviors.play import EnvBehaviors
@@ -11,6 +12,7 @@ from mimesis_gym.core.tasks import TaskPack
 from mimesis_gym.core.upstream import UserRLUpstream
 from mimesis_gym.envs._asking import Proposal, QuestionGame, QuestionGameEnv
 from mimesis_gym.envs._userrl import prompts_file, read_prompt_strings, userrl_root
+from mimesis_gym.envs.turtle import baseline
 from mimesis_gym.envs.turtle.behaviors import USER_BEHAVIORS
 from mimesis_gym.envs.turtle.roles import (
     FALLBACK_TEXT,
@@ -105,6 +107,7 @@ class TurtleEnv(QuestionGameEnv[TurtleTask]):
     """
 
     env_name: ClassVar[str] = "turtle"
+    baseline_strategy: ClassVar[Callable[[Any], Any] | None] = staticmethod(baseline.next_action)
     upstream: ClassVar[UserRLUpstream | None] = UserRLUpstream(
         "TurtleGym",
         task_files=USERRL_NEEDS,

@@ -181,9 +181,21 @@ def render_request(request: CoachRequest) -> list[dict[str, str]]:
     ]
 
 
+def skipped_env(env_id: str, skip_envs: Sequence[str]) -> bool:
+    """Whether the env ``env_id`` is one of ``skip_envs`` (ids or the env table's short names, as
+    :meth:`~mimesis_gym.envs.table.EnvTable.find` resolves them); a ``module:`` prefix on either side
+    does not count (it only says which module registers the id)."""
+    if not skip_envs:
+        return False
+    from mimesis_gym.envs import ENV_TABLE  # read when names are given (iterating the table loads plug-ins)
+
+    bare = env_id.rpartition(":")[2]
+    return any(ENV_TABLE.find(name).id.rpartition(":")[2] == bare for name in skip_envs)
+
+
 def select_turns(episode: Episode, config: CSDConfig) -> list[int]:
     """Eligible turns (1-based): at most ``max_coached_turns``, turns with a thought first; none in ``skip_envs``."""
-    if any(skip and skip in episode.env_id for skip in config.skip_envs):
+    if skipped_env(episode.env_id, config.skip_envs):
         return []
     candidates = [turn.index for turn in episode.turns if turn.action_tokens > 0]
 

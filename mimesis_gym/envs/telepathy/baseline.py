@@ -21,7 +21,7 @@ from mimesis_gym.agents.baseline.dialogue import Action, Dialogue
 
 __all__ = ["next_action"]
 
-DATA = Path(__file__).resolve().parents[2] / "envs" / "telepathy" / "data"
+DATA = Path(__file__).resolve().parent / "data"
 MAX_QUESTIONS_BEFORE_GUESS = 5
 
 QUESTIONS = {
