@@ -1,7 +1,9 @@
-"""Each learner is one folder (docs/writing-a-learner.md): the old module paths still work, and the
-torch-free helpers (the CSD coach and notes, the teacher rows, InfoPO's rows, SFT's data) load without torch."""
+"""Each learner is one folder (docs/writing-a-learner.md): its modules have that path only (the old ones
+are gone), and the torch-free helpers (the CSD coach and notes, the teacher rows, InfoPO's rows, SFT's
+data) load without torch."""
 
 import importlib
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 MOVED = {
+    # the old path -> the one path now
     "mimesis_gym.algorithms.csd": "mimesis_gym.algorithms.learners.csd.loss",
     "mimesis_gym.algorithms.coach_runner": "mimesis_gym.algorithms.learners.csd.coach",
     "mimesis_gym.algorithms.coach_notes": "mimesis_gym.algorithms.learners.csd.notes",
@@ -23,16 +26,25 @@ TORCH_FREE = {old: new for old, new in MOVED.items() if not new.endswith(".loss"
 
 
 @pytest.mark.parametrize("old", sorted(MOVED))
-def test_the_old_path_re_exports_every_public_name(old):
-    if old not in TORCH_FREE:
+def test_a_moved_module_has_its_new_path_only(old):
+    if MOVED[old] not in TORCH_FREE.values():
         pytest.importorskip("torch", reason="the local stack is installed by `make test`")
-    before, now = importlib.import_module(old), importlib.import_module(MOVED[old])
-    assert before.__all__ == now.__all__
-    assert all(getattr(before, name) is getattr(now, name) for name in now.__all__)
+    assert importlib.import_module(MOVED[old]).__all__
+    assert importlib.util.find_spec(old) is None, f"{old} is back: import {MOVED[old]}"
+
+
+def test_no_module_of_the_package_shadows_a_learner_folder():
+    """Every learner module is under ``algorithms/learners/<name>/``; nothing directly under
+    ``algorithms/`` carries a learner's module name again."""
+    learners = ROOT / "mimesis_gym" / "algorithms" / "learners"
+    folders = {path.parent.name for path in learners.glob("*/learner.py")}
+    assert folders >= {"csd", "infopo", "sft"}
+    flat = {path.stem for path in (ROOT / "mimesis_gym" / "algorithms").glob("*.py")}
+    assert flat.isdisjoint({old.rsplit(".", 1)[1] for old in MOVED} | folders), sorted(flat)
 
 
 def test_the_torch_free_helpers_and_the_packages_load_without_torch():
-    modules = [*TORCH_FREE, *TORCH_FREE.values(), "mimesis_gym.algorithms.learners", "mimesis_gym.evaluation.collect"]
+    modules = [*TORCH_FREE.values(), "mimesis_gym.algorithms.learners", "mimesis_gym.evaluation.collect"]
     code = (
         "import importlib, sys\n"
         f"for name in {modules!r}:\n"

@@ -6,9 +6,8 @@ collectors (``records``, ``render``, ``rollout``, ``engines``), batching and log
 and the trainer: its loop (``trainer``), the services it shares with the learners (``services``),
 the data order (``tasks``), the policy checks (``policy``), the advantage phase
 (``advantage_step``), the update (``update``) and the learners, one folder each with its math and
-helpers, registered by name (``learners``: ``csd``, ``infopo``, ``sft``). The modules ``csd``,
-``coach_notes``, ``coach_runner``, ``teacher``, ``infopo``, ``sft_data`` and ``user_sft_data`` here
-are the old paths of moved learner modules and re-export their names::
+helpers, registered by name (``learners``: ``csd``, ``infopo``, ``sft``), each module at one path
+only (e.g. ``mimesis_gym.algorithms.learners.csd.coach``)::
 
     from mimesis_gym.algorithms import train, TrainerConfig
     result = train(["mimesis/TelepathyGym-v0"], policy="tiny", user="scripted", algorithm="grpo",
