@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -211,11 +212,29 @@ def test_each_user_is_probed_under_each_behaviour_on_the_envs_that_play_it(tmp_p
     assert again["users"] == report["users"]
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
+def cli(*args: str, path: tuple[Path, ...] = ()) -> subprocess.CompletedProcess:
+    """``mimesis-gym users-report ARGS`` in a subprocess, with ``path`` (and the library) on ``PYTHONPATH``."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, (ROOT, *path)))}
     return subprocess.run(
         [sys.executable, "-m", "mimesis_gym.cli", "users-report", *args], capture_output=True, text=True, cwd=ROOT,
-        timeout=120,
+        env=env, timeout=120,
     )  # fmt: skip
+
+
+def test_a_plugin_env_named_by_module_keeps_its_module(tmp_path: Path) -> None:
+    """``--envs module:id`` is recorded with the module, as ``eval --envs`` records it: the probe run's
+    records and config, and a ``--resume`` in a new process, import the plug-in again."""
+    by_module = "mimesis_guess:mimesis_guess/GuessNumber-v0"
+    args = ["--users", "scripted", "--envs", by_module, "--limit", "1", "--max-turns", "3", "--no-progress"]
+    out = tmp_path / "out"
+    for extra in ([], ["--resume"]):
+        result = cli(*args, *extra, "--out", str(out), path=(ROOT / "examples" / "plugin",))
+        assert result.returncode == 0, result.stderr
+    probe = out / "runs" / "probe"
+    assert json.loads((probe / "run.json").read_text())["config"]["envs"] == [by_module]
+    records = [json.loads(line) for line in (probe / "episodes.jsonl").read_text().splitlines()]
+    assert {(r["env"], r["env_id"], r["status"]) for r in records} == {("guess-number", by_module, "ok")}
+    assert len(records) == 1  # the resume re-ran nothing
 
 
 @pytest.mark.parametrize(

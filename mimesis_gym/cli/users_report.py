@@ -21,7 +21,7 @@ from mimesis_gym.cli.common import (
 from mimesis_gym.core.errors import ConfigurationError, MimesisGymError, validation_problems
 from mimesis_gym.envs import ENV_TABLE
 
-__all__ = ["HUMANS_ONLY_NOT", "add_users_report"]
+__all__ = ["HUMANS_ONLY_NOT", "add_users_report", "report_envs"]
 
 
 def add_users_report(commands: Any) -> None:
@@ -31,7 +31,10 @@ def add_users_report(commands: Any) -> None:
     )
     users_report.add_argument("--users", required=True, help="user specs under test, comma-separated")
     users_report.add_argument("--agent", help="the probing agent (default scripted:baseline)")
-    users_report.add_argument("--envs", help="short env names, comma-separated (default: the nine envs with a user)")
+    users_report.add_argument(
+        "--envs",
+        help="env short names or ids (module:id for a plug-in's), comma-separated (default: the nine envs with a user)",
+    )
     users_report.add_argument(
         "--limit", type=int_at_least(1), help="tasks per env (default 2); --humans: conversations per source (6)"
     )
@@ -100,7 +103,7 @@ def _cmd_users_report(args: argparse.Namespace) -> int:
     settings = {key: getattr(args, key) for key in keys}
     settings = {key: value for key, value in settings.items() if value is not None}
     if args.envs:
-        settings["envs"] = [ENV_TABLE.find(conversation_env_id(name)).short for name in comma_names(args.envs) or []]
+        settings["envs"] = report_envs(comma_names(args.envs) or [])
     if args.env_arg:
         settings["env_args"] = parse_assignments(args.env_arg, "--env-arg", scoped=True)
     if args.user_behaviors:
@@ -147,6 +150,16 @@ def _cmd_users_report(args: argparse.Namespace) -> int:
     for line in silent:
         print(line, file=sys.stderr)
     return EXIT_ALL_USER_FAILURES if silent else 0
+
+
+def report_envs(names: list[str]) -> list[str]:
+    """``--envs`` as ``eval --envs`` records them (:meth:`~mimesis_gym.envs.table.EnvTable.canonical_names`):
+    a table env by its short name, a plug-in env named ``module:id`` with its ``module:`` kept, so that the
+    probe run and a ``--resume`` in a new process import the module again. An unknown name or a view env
+    is a one-line usage error."""
+    for name in names:
+        conversation_env_id(name)
+    return ENV_TABLE.canonical_names(names)
 
 
 HUMANS_ONLY_NOT = ("agent", "envs", "trials", "agent_max_tokens", "env_arg", "reference", "embedder", "user_behaviors")
