@@ -3,6 +3,8 @@
 import gymnasium as gym
 import pytest
 
+from mimesis_gym.envs._asking import QuestionGameEnv
+from mimesis_gym.envs.intention.env import IntentionEnv
 from mimesis_gym.envs.intention.roles import CANNED_REPLIES
 from mimesis_gym.envs.intention.tasks import load_upstream_pack
 from tests.support.chat_models import ScriptedChatModel, refusal
@@ -31,6 +33,24 @@ def test_scripted_demo_walkthrough():
     _, reward, terminated, _, info = env.step("[action] How much time per week can you spend tending it?")
     assert (reward, terminated) == (0.4, True)
     assert info["episode_score"] == pytest.approx(2.8)
+
+
+def test_the_step_is_the_question_games_with_a_constant_step_penalty():
+    """IntentionGym plays the shared question-game step (envs/_asking.py) through its hooks; unlike
+    TurtleGym's and TelepathyGym's, its step penalty does not grow with the turn."""
+    assert issubclass(IntentionEnv, QuestionGameEnv) and "_handle" not in vars(IntentionEnv)
+    env, _ = start(step_penalty=0.1, reward_scale=0.5)
+    parts = [env.step("[action] How much space do you have for the garden?")[4]["reward_parts"]]
+    for _ in range(2):
+        parts.append(env.step("[action] What is your favourite movie?")[4]["reward_parts"])
+    obs, reward, terminated, _, info = env.step("[finish]")
+    assert parts == [
+        {"coverage": 0.5, "step_penalty": -0.1, "clip": 0.0},
+        {"coverage": 0.0, "step_penalty": -0.1, "clip": 0.1},
+        {"coverage": 0.0, "step_penalty": -0.1, "clip": 0.1},
+    ]
+    assert (obs, reward, terminated) == ("Session ended: 1/4 details covered (25%).", 0.0, True)
+    assert info["privileged"]["judgements"] == {}
 
 
 def test_two_details_in_one_question_are_penalised():

@@ -8,10 +8,10 @@ from typing import Any, ClassVar
 from mimesis_gym.behaviors.play import EnvBehaviors
 from mimesis_gym.core.actions import ParsedAction
 from mimesis_gym.core.disclosure import DisclosureItem, content_words
-from mimesis_gym.core.env import ConversationEnv, StepOutcome, clipped_parts
 from mimesis_gym.core.roles import Role
 from mimesis_gym.core.tasks import TaskPack
 from mimesis_gym.core.upstream import UserRLUpstream
+from mimesis_gym.envs._asking import QuestionGame, QuestionGameEnv, Step
 from mimesis_gym.envs._userrl import prompts_file, read_prompt_strings, userrl_root
 from mimesis_gym.envs.intention import baseline
 from mimesis_gym.envs.intention.behaviors import USER_BEHAVIORS
@@ -43,7 +43,7 @@ USERRL_PROMPTS_FILE = "gyms/IntentionGym/intentiongym/env/prompts.py"
 OPENING_INSTRUCTION = "Find out all the missing details of this task by asking clarifying questions."
 
 
-class IntentionEnv(ConversationEnv[IntentionTask]):
+class IntentionEnv(QuestionGameEnv[IntentionTask]):
     """
     ## Description
 
@@ -107,6 +107,7 @@ class IntentionEnv(ConversationEnv[IntentionTask]):
     tolerated_kinds: ClassVar[dict[str, str]] = {"answer": "action", "search": "action"}
     reward_part_names: ClassVar[tuple[str, ...]] = ("coverage", "step_penalty", "clip")
     role_names: ClassVar[tuple[str, ...]] = ("responder", "coverage")
+    game: ClassVar[QuestionGame] = QuestionGame("coverage", penalty_grows=False)  # its own question step
     user_behaviors: ClassVar[EnvBehaviors] = USER_BEHAVIORS
     draws_llm_seed_base: ClassVar[bool] = False  # drawn after the held options (docs/envs/intention.md, "Options")
     default_system_prompt: ClassVar[str] = SYSTEM_PROMPT
@@ -151,7 +152,7 @@ class IntentionEnv(ConversationEnv[IntentionTask]):
         self.remaining: list[Detail] = []
         self.covered: list[Detail] = []
         self.held: list[int] = []
-        self._history: list[tuple[str, str]] = []
+        self._begin_game()
 
     @classmethod
     def load_task_pack(cls, pack: str, data_dir: str | None) -> TaskPack[IntentionTask]:
@@ -160,7 +161,7 @@ class IntentionEnv(ConversationEnv[IntentionTask]):
     async def _begin(self, task: IntentionTask) -> str:
         self.remaining = list(task.missing_details)
         self.covered = []
-        self._history = []
+        self._begin_game()
         self.held = [int(self.np_random.integers(len(d.options))) if d.options else 0 for d in task.missing_details]
         self._session.llm_seed_base = int(self.np_random.integers(0, 2**31 - 1))
         if task.opening is not None:
@@ -170,13 +171,15 @@ class IntentionEnv(ConversationEnv[IntentionTask]):
     def task_max_score(self) -> float:
         return self.task.max_score  # type: ignore[union-attr]
 
-    async def _handle(self, action: ParsedAction) -> StepOutcome:
+    def _finish_text(self) -> str:
         task: IntentionTask = self.task  # type: ignore[assignment]
-        if action.kind == "finish":
-            total = len(task.missing_details)
-            done = total - len(self.remaining)
-            obs = f"Session ended: {done}/{total} details covered ({100 * done / total:.0f}%)."
-            return StepOutcome(obs=obs, reward_parts=self._parts(0.0), terminated=True, judgements={})
+        total = len(task.missing_details)
+        done = total - len(self.remaining)
+        return f"Session ended: {done}/{total} details covered ({100 * done / total:.0f}%)."
+
+    async def _ask_host(self, task: IntentionTask, action: ParsedAction) -> Step:
+        """The responder answers, and the coverage judge scores every question: the gain is the weight
+        of the most important newly covered detail less ``multi_detail_penalty`` per extra one."""
         # UserRL passed [search] with its tag, and its prompts kept the tag in the history
         # (docs/envs/intention.md, "Fidelity notes", #3).
         raw = action.tag == "search" or self.prompt_set == "userrl"
@@ -201,9 +204,9 @@ class IntentionEnv(ConversationEnv[IntentionTask]):
             top = max(d.level for d in newly)
             base = max(0.0, {3: 1.0, 2: 0.7, 1: 0.4}[top] - self.multi_detail_penalty * (len(newly) - 1))
         parsed = judged.parsed or {}
-        return StepOutcome(
-            obs=reply.value,
-            reward_parts=self._parts(base * self.reward_scale),
+        return Step(
+            reply.value,
+            base,
             terminated=not self.remaining,
             user_thought=reply.thought,
             user_utterance=None if reply.failed else reply.value,
@@ -216,9 +219,6 @@ class IntentionEnv(ConversationEnv[IntentionTask]):
                 "responder": {"target_detail": (reply.parsed or {}).get("target_detail")},
             },
         )
-
-    def _parts(self, coverage: float) -> dict[str, float]:
-        return clipped_parts({"coverage": coverage, "step_penalty": -self.step_penalty if self.step_penalty else 0.0})
 
     def _hidden(self) -> dict[str, Any]:
         task: IntentionTask = self.task  # type: ignore[assignment]

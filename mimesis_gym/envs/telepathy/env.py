@@ -121,7 +121,9 @@ class TelepathyEnv(QuestionGameEnv[TelepathyTask]):
     tolerated_kinds: ClassVar[dict[str, str]] = {"search": "action"}
     reward_part_names: ClassVar[tuple[str, ...]] = ("guess_gain", "step_penalty", "clip")
     role_names: ClassVar[tuple[str, ...]] = ("answerer", "guess_judge")
-    game: ClassVar[QuestionGame] = QuestionGame("answerer", "matched", ANSWERER_FALLBACK, FINISH_TEXT, "guess_gain")
+    game: ClassVar[QuestionGame] = QuestionGame(
+        "guess_gain", host="answerer", detail_key="matched", host_fallback=ANSWERER_FALLBACK, finish_text=FINISH_TEXT
+    )
     user_behaviors: ClassVar[EnvBehaviors] = USER_BEHAVIORS
     default_system_prompt: ClassVar[str] = SYSTEM_PROMPT
     tool_description: ClassVar[str] = "Ask a yes-or-no question about the entity, or guess it."

@@ -119,7 +119,9 @@ class TurtleEnv(QuestionGameEnv[TurtleTask]):
     tolerated_kinds: ClassVar[dict[str, str]] = {"search": "action"}
     reward_part_names: ClassVar[tuple[str, ...]] = ("answer_gain", "step_penalty", "clip")
     role_names: ClassVar[tuple[str, ...]] = ("oracle", "rubric")
-    game: ClassVar[QuestionGame] = QuestionGame("oracle", "fact", FALLBACK_TEXT, FINISH_TEXT, "answer_gain")
+    game: ClassVar[QuestionGame] = QuestionGame(
+        "answer_gain", host="oracle", detail_key="fact", host_fallback=FALLBACK_TEXT, finish_text=FINISH_TEXT
+    )
     user_behaviors: ClassVar[EnvBehaviors] = USER_BEHAVIORS
     default_system_prompt: ClassVar[str] = SYSTEM_PROMPT
     tool_description: ClassVar[str] = "Ask a yes-or-no question about the hidden story, or tell the story."
