@@ -13,7 +13,8 @@ from mimesis_gym.envs.persuade.behaviors import USER_BEHAVIORS, main_reason
 from mimesis_gym.envs.persuade.env import PersuadeEnv
 from mimesis_gym.envs.persuade.tasks import load_original_pack
 from mimesis_gym.evaluation.contract import BEHAVIOR_PROBE
-from tests.support import behavior_probe
+from tests.support.behavior_episodes import assert_pickles_mid_episode, drawn_episodes, probe_lines, trace
+from tests.support.behavior_episodes import play as play_episode
 from tests.support.chat_models import ScriptedChatModel
 
 ENV_ID = "mimesis/PersuadeGym-v0"
@@ -34,7 +35,12 @@ def script(task_id: str = DEMO) -> list[str]:
 
 
 def play(behavior: str | None, actions, task_id: str = DEMO, **kwargs):
-    return behavior_probe.play(ENV_ID, behavior, actions, task_id, **kwargs)
+    """The reset's pair and each step's result of ``actions`` (``behavior=None``: no ``user_behavior``), and
+    the unwrapped env."""
+    if behavior is not None:
+        kwargs["user_behavior"] = behavior
+    episode = play_episode(ENV_ID, task_id, actions, **kwargs)
+    return episode.results, episode.env.unwrapped
 
 
 # ---------------------------------------------------------------- the declaration
@@ -97,7 +103,7 @@ def test_each_behaviour_shows_where_expected_and_leaves_the_stance_and_reward(be
         assert info["privileged"]["hidden"]["stance"] == c_info["privileged"]["hidden"]["stance"]
         assert info["privileged"]["user_utterance"] == obs
     assert played[-1][4]["episode_score"] == control[-1][4]["episode_score"] == pytest.approx(1.0, abs=1e-5)
-    for turn, line in behavior_probe.probe_lines(env.user_behavior_facts())[behavior]:
+    for turn, line in probe_lines(env.user_behavior_facts())[behavior]:
         assert line in played[turn][0], (behavior, turn, played[turn][0])
         assert line not in control[turn][0]
     assert played[-1][4]["user_behavior"]["id"] == behavior
@@ -143,7 +149,7 @@ def test_a_scripted_stance_judge_is_never_rewritten():
 
 
 def test_the_env_pickles_mid_episode_under_a_behaviour():
-    behavior_probe.assert_pickles_mid_episode(ENV_ID, "B11", DEMO, BEHAVIOR_PROBE)
+    assert_pickles_mid_episode(ENV_ID, DEMO, BEHAVIOR_PROBE, "B11")
 
 
 # ---------------------------------------------------------------- the knob: draws, control
@@ -152,12 +158,12 @@ def test_the_env_pickles_mid_episode_under_a_behaviour():
 @pytest.mark.parametrize("value", [None, "control", ["control"], {"control": 1}])
 def test_control_is_byte_identical_to_the_env_without_the_knob(value):
     for seed in (0, 1):
-        plain = behavior_probe.trace(ENV_ID, seed, BEHAVIOR_PROBE)
-        assert behavior_probe.trace(ENV_ID, seed, BEHAVIOR_PROBE, user_behavior=value) == plain
+        plain = trace(ENV_ID, None, BEHAVIOR_PROBE, seed=seed)
+        assert trace(ENV_ID, None, BEHAVIOR_PROBE, seed=seed, user_behavior=value) == plain
 
 
 def test_a_mixture_draws_per_episode_and_replays_under_a_seed():
-    drawn = behavior_probe.drawn_conditions(ENV_ID, ["control", "B3"], range(12), BEHAVIOR_PROBE[:1])
+    drawn = drawn_episodes(ENV_ID, ["control", "B3"], range(12), BEHAVIOR_PROBE[:1])
     assert {condition for condition, _ in drawn.values()} == {"control", "B3"}
     for condition, observations in drawn.values():
         assert (observations[0] == DODGE_LINE) == (condition == "B3")

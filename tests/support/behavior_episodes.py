@@ -1,9 +1,12 @@
 """Scripted episodes under ``user_behavior=``, for the per-env behaviour tests (tests/test_<env>_behaviors.py).
 
-:func:`play` runs a fixed list of agent actions on one task and keeps every step; :func:`trace` is the
-same episode as JSON text (observations, rewards, flags, infos and the transcript), so two runs compare
-byte for byte; :func:`assert_shows` checks that a behaviour's scripted line shows where a test expects it
-while the rewards stay those of the control user.
+The one place that plays them: :func:`play` runs a fixed list of agent actions on one task (or on the
+task a seed draws) and keeps every step; :func:`trace` is the same episode as JSON text (observations,
+rewards, flags, infos and the transcript), so two runs compare byte for byte; :func:`drawn_episodes`
+is what a mixture draws per seed; :func:`assert_shows` checks that a behaviour's scripted line shows where
+a test expects it while the rewards stay those of the control user, and :func:`probe_lines` where each
+line shows when the agent is the contract's probe (mimesis_gym/evaluation/contract.py, ``BEHAVIOR_PROBE``).
+A yes/no host's checks build on these in :mod:`tests.support.host_behaviors`.
 """
 
 from __future__ import annotations
@@ -41,6 +44,28 @@ SCRIPTED_LINES: dict[str, Callable[[Mapping[str, Any]], str]] = {
 episode's facts (mimesis_gym/behaviors/enact.py)."""
 
 
+def probe_lines(facts: Mapping[str, Any]) -> dict[str, list[tuple[int, str]]]:
+    """Where each behaviour's scripted line shows when the agent plays the probe: ``(turn, text the user's
+    reply holds)`` per behaviour, from the episode's ``facts``."""
+    leave = " ".join(part for part in (LEAVE_LINE, str(facts.get("stop_text", ""))) if part)
+    line = {behavior: SCRIPTED_LINES[behavior] for behavior in ("B1", "B2", "B3", "B5", "B8", "B12")}
+    return {
+        "B1": [(2, line["B1"](facts)), (3, line["B1"](facts))],
+        "B2": [(2, line["B2"](facts))],
+        "B3": [(1, line["B3"](facts)), (2, line["B3"](facts))],
+        "B4": [(2, f"Come on, make an exception. I still need {facts.get('insist_text', 'it')}.")],
+        "B5": [(2, line["B5"](facts))],
+        "B6": [(2, facts["target_topic_text"])],
+        "B7": [(1, restriction) for restriction in facts["restrictions"]],
+        "B8": [(1, line["B8"](facts))],
+        "B9": [(2, PRESSURE_LINES[0]), (4, PRESSURE_LINES[1])],
+        "B10": [(3, leave)],
+        "B11": [(1, facts["contradiction_a_text"]), (2, facts["contradiction_b_text"])],
+        "B12": [(1, line["B12"](facts))],
+        "B13": [(1, INSULT_OPENERS[0]), (2, INSULT_OPENERS[1])],
+    }
+
+
 @dataclass
 class Episode:
     """One played episode: the env (still open), the reset's observation and info, and each step's result."""
@@ -54,6 +79,11 @@ class Episode:
         return dict(zip(STEP_FIELDS, self.steps[turn - 1], strict=True))
 
     @property
+    def results(self) -> list[tuple[Any, ...]]:
+        """The reset's pair, then each step's result: ``results[turn]`` is turn ``turn``'s."""
+        return [self.opening, *self.steps]
+
+    @property
     def facts(self) -> dict[str, Any]:
         return self.env.unwrapped.user_behavior_facts()
 
@@ -62,13 +92,13 @@ class Episode:
         return [self.opening[0], *(step[0] for step in self.steps)]
 
 
-def play(env_id: str, task_id: str, actions: Sequence[str], *, seed: int = 0, **kwargs: Any) -> Episode:
-    """``actions`` on ``task_id`` of the demo split (``kwargs`` for ``gym.make``; ``privileged`` on unless
-    given), stopping early where the episode ends."""
+def play(env_id: str, task_id: str | None, actions: Sequence[str], *, seed: int = 0, **kwargs: Any) -> Episode:
+    """``actions`` on ``task_id`` of the demo split (``None``: the task ``seed`` draws; ``kwargs`` for
+    ``gym.make``, ``privileged`` on unless given), stopping early where the episode ends."""
     kwargs.setdefault("split", "demo")
     kwargs.setdefault("privileged", True)
     env = gym.make(env_id, **kwargs)
-    opening = env.reset(seed=seed, options={"task_id": task_id})
+    opening = env.reset(seed=seed, options=None if task_id is None else {"task_id": task_id})
     steps = []
     for action in actions:
         steps.append(env.step(action))
@@ -77,7 +107,7 @@ def play(env_id: str, task_id: str, actions: Sequence[str], *, seed: int = 0, **
     return Episode(env, opening, steps)
 
 
-def trace(env_id: str, task_id: str, actions: Sequence[str], *, seed: int = 0, **kwargs: Any) -> str:
+def trace(env_id: str, task_id: str | None, actions: Sequence[str], *, seed: int = 0, **kwargs: Any) -> str:
     """The episode of :func:`play` as JSON text: every result and the transcript."""
     episode = play(env_id, task_id, actions, seed=seed, **kwargs)
     return json.dumps(
@@ -86,10 +116,18 @@ def trace(env_id: str, task_id: str, actions: Sequence[str], *, seed: int = 0, *
     )
 
 
-def drawn_conditions(env_id: str, task_id: str, user_behavior: Any, seeds: Sequence[int]) -> list[str]:
-    """The condition each seeded episode drew under ``user_behavior`` (one env, reset once per seed)."""
-    env = gym.make(env_id, split="demo", user_behavior=user_behavior)
-    return [env.reset(seed=seed, options={"task_id": task_id})[1]["user_behavior"]["id"] for seed in seeds]
+def drawn_episodes(
+    env_id: str, user_behavior: Any, seeds: Sequence[int], actions: Sequence[str] = (), task_id: str | None = None
+) -> dict[int, tuple[str, list[str]]]:
+    """Per seed, the condition an episode draws under ``user_behavior`` and the observations of
+    ``actions``, after checking that the seed replays its episode exactly (two runs, the same trace)."""
+    drawn: dict[int, tuple[str, list[str]]] = {}
+    for seed in seeds:
+        first = trace(env_id, task_id, actions, seed=seed, user_behavior=user_behavior)
+        assert first == trace(env_id, task_id, actions, seed=seed, user_behavior=user_behavior), f"seed {seed}"
+        episode = play(env_id, task_id, actions, seed=seed, user_behavior=user_behavior)
+        drawn[seed] = (episode.opening[1]["user_behavior"]["id"], episode.observations[1:])
+    return drawn
 
 
 def assert_shows(env_id: str, task_id: str, script: Sequence[str], behavior: str, turn: int) -> Episode:
@@ -115,10 +153,14 @@ def assert_draws_per_episode(env_id: str, task_id: str, behavior: str) -> None:
     """``["control", behavior]`` draws both over a dozen seeds, the same way twice; a mapping that
     weighs ``behavior`` alone always draws it."""
     seeds = range(12)
-    drawn = drawn_conditions(env_id, task_id, ["control", behavior], seeds)
+
+    def conditions(user_behavior: Any) -> list[str]:
+        return [condition for condition, _ in drawn_episodes(env_id, user_behavior, seeds, task_id=task_id).values()]
+
+    drawn = conditions(["control", behavior])
     assert set(drawn) == {"control", behavior}
-    assert drawn == drawn_conditions(env_id, task_id, ["control", behavior], seeds)
-    assert drawn_conditions(env_id, task_id, {"control": 0, behavior: 1}, seeds) == [behavior] * len(seeds)
+    assert drawn == conditions(["control", behavior])
+    assert conditions({"control": 0, behavior: 1}) == [behavior] * len(seeds)
 
 
 def assert_control_is_the_env_without_the_knob(env_id: str, task_id: str, script: Sequence[str]) -> None:

@@ -1,6 +1,7 @@
 """Episodes of a yes/no host playing a user behaviour (docs/behaviors.md), and the checks the TurtleGym
 and TelepathyGym behaviour tests share: a scripted run of a fixed agent script under a behaviour against
-the same run under control, the knob's draws and refusals, and the directive in an LLM host's prompt."""
+the same run under control, the knob's draws and refusals, and the directive in an LLM host's prompt.
+The episodes themselves are played by :mod:`tests.support.behavior_episodes`."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 from mimesis_gym.behaviors.play import EnvBehaviors
 from mimesis_gym.behaviors.registry import behavior
+from tests.support.behavior_episodes import drawn_episodes, play
 
 DIRECTIVE_MARK = "How you behave in this conversation: "
 """What opens the directive block in an LLM user's system message (behaviors/play.py)."""
@@ -31,14 +33,12 @@ class HostScript:
     expected: Mapping[str, Mapping[int, str]]
 
     def play(self, actions: Sequence[str] | None = None, **kwargs: Any) -> list[tuple]:
-        """``reset`` on the task, then every action: the reset pair and each step's result."""
-        env = gym.make(self.env_id, split="demo", **kwargs)
-        try:
-            steps: list[tuple] = [env.reset(seed=0, options={"task_id": self.task_id})]
-            steps += [env.step(action) for action in (self.actions if actions is None else actions)]
-            return steps
-        finally:
-            env.close()
+        """``reset`` on the task, then every action (not privileged unless ``kwargs`` say so): the reset
+        pair and each step's result (:func:`tests.support.behavior_episodes.play`)."""
+        kwargs.setdefault("privileged", False)
+        episode = play(self.env_id, self.task_id, self.actions if actions is None else actions, **kwargs)
+        episode.env.close()
+        return episode.results
 
 
 def enacted(steps: Sequence[tuple]) -> list[bool | None]:
@@ -79,19 +79,11 @@ def check_control_is_the_plain_env(script: HostScript) -> None:
 
 
 def check_draws(script: HostScript, mix: Any, first_reply: Mapping[str, str]) -> None:
-    """Under ``mix`` each of 24 episodes draws one condition (all of ``first_reply``'s), the same ones
-    under the same seeds, and the host's first reply is that condition's."""
+    """Under ``mix`` each of 24 episodes draws one condition (all of ``first_reply``'s), the same one
+    again under the same seed, and the host's first reply is that condition's."""
 
-    def episodes() -> list[tuple[str, str]]:
-        env = gym.make(script.env_id, split="demo", user_behavior=mix)
-        drawn = []
-        for seed in range(24):
-            _, info = env.reset(seed=seed)
-            drawn.append((info["user_behavior"]["id"], env.step(script.actions[0])[0]))
-        return drawn
-
-    first = episodes()
-    assert first == episodes()
+    drawn = drawn_episodes(script.env_id, mix, range(24), script.actions[:1])  # each seed replays its episode
+    first = [(condition, observations[0]) for condition, observations in drawn.values()]
     assert {condition for condition, _ in first} == set(first_reply)
     assert all(reply == first_reply[condition] for condition, reply in first)
 
