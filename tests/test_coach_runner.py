@@ -118,15 +118,15 @@ def test_turn_selection_prefers_turns_with_thoughts_and_skips_envs():
     assert select_turns(item, CSDConfig(max_coached_turns=1, pairing="answered")) == [3]  # turn 3 sees z2
     assert select_turns(item, CSDConfig(max_coached_turns=1)) == [2]  # reaction (default): turn 2 sees z2
     assert select_turns(item, CSDConfig(max_coached_turns=2, pairing="answered")) == [1, 3]
-    for skip in (["travel"], ["TRAVEL"], ["mimesis/TravelGym-v0"], ["mimesis_gym:mimesis/TravelGym-v0"]):
+    for skip in (["travel"], ["TRAVEL"], ["mimesis/TravelGym-v0"], ["mimesis_gym:mimesis/TravelGym-v0"], ["TravelGym"]):
         assert select_turns(episode(), CSDConfig(skip_envs=skip)) == [], skip
     assert select_turns(episode(), CSDConfig(skip_envs=["tau", "function"])) == [1, 2, 3]
 
 
 def test_skip_envs_refuses_a_name_of_no_env():
-    """Ids or short names only (UserRL's spelling or a part of an id fails loudly, instead of quietly
+    """Ids, short names or UserRL's names only (a part of an id fails loudly, instead of quietly
     coaching the env it was meant to skip)."""
-    for name in ("TravelGym", "Gym", "no-such-env"):
+    for name in ("TravelGym-v0", "Gym", "no-such-env"):
         with pytest.raises(ValueError, match=f"unknown env '{name}'; known: .*travel \\(mimesis/TravelGym-v0\\)"):
             CSDConfig(skip_envs=[name])
 

@@ -79,6 +79,7 @@ def test_ids_short_names_and_columns_are_unique():
 
 def test_find_takes_ids_short_names_and_registered_conversation_envs():
     assert ENV_TABLE.find("Turtle").id == "mimesis/TurtleGym-v0"
+    assert ENV_TABLE.find("TauGym").short == ENV_TABLE.find("taugym").short == "tau"  # UserRL's name, declared
     assert ENV_TABLE.find("mimesis/TelepathyDiscrete-v0").kind == "view"
     outside = ENV_TABLE.find("mimesis_testing/KeywordEcho-v0")
     assert (outside.short, outside.column, outside.max_episode_steps) == ("keyword_echo", None, 3)

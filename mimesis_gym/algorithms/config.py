@@ -288,7 +288,10 @@ class CSDConfig(_Group):
     ablate_privileged: bool = Field(False, description="blank the thought and withhold the next utterance")
     skip_envs: list[str] = Field(
         default_factory=list,
-        description="envs never coached: Gymnasium ids (`mimesis/TauGym-v0`, `pkg:my/Env-v0`) or short names (`tau`)",
+        description=(
+            "envs never coached: Gymnasium ids (`mimesis/TauGym-v0`, `pkg:my/Env-v0`), short names (`tau`) "
+            "or UserRL's names (`TauGym`)"
+        ),
     )
     max_coached_turns: int = Field(16, ge=1, description="coached turns per episode at most")
     teacher_headroom: int = Field(1024, ge=0, description="teacher rows may exceed prompt+response by this")

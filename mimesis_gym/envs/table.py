@@ -162,8 +162,10 @@ class EnvTable:
         return entry.title if entry is not None else short
 
     def find(self, name: str, *, listed_kind: str | None = None) -> EnvEntry:
-        """The entry of an id or short name (case-insensitive), or of a Gymnasium-registered
-        :class:`ConversationEnv` id outside the table (short name: the class's ``env_name``).
+        """The entry of an id or short name (case-insensitive), of UserRL's name of the env (its
+        declared alias: ``upstream.gym``, e.g. ``TauGym``, case-insensitive), or of a
+        Gymnasium-registered :class:`ConversationEnv` id outside the table (short name: the class's
+        ``env_name``).
 
         ``module:name`` (as in ``gym.make("my_envs:examples/GuessNumber-v0")``) imports ``module``
         first, then resolves ``name``. Unless ``module`` is ``mimesis_gym`` itself, the entry returned
@@ -179,6 +181,9 @@ class EnvTable:
         for entry in self:
             if name == entry.id or name.lower() == entry.short:
                 return entry
+        aliased = self._find_alias(name)
+        if aliased is not None:
+            return aliased
         if name in gym.registry:
             outside = self._outside_entry(name)
             if outside is not None:
@@ -204,6 +209,14 @@ class EnvTable:
                 continue
             canonical[entry.short if self._entries.get(entry.id) is entry else entry.id] = None
         return list(canonical)
+
+    def _find_alias(self, name: str) -> EnvEntry | None:
+        """The entry whose env declares ``name`` as UserRL's name of it (imports the env classes)."""
+        for entry in self:
+            upstream = getattr(entry.env_class(), "upstream", None)
+            if upstream is not None and name.lower() == upstream.gym.lower():
+                return entry
+        return None
 
     def _find_in_module(self, module: str, name: str, listed_kind: str | None) -> EnvEntry:
         try:
