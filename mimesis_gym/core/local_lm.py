@@ -22,8 +22,13 @@ episodes age out, and :meth:`LocalLM.clear_cache` drops them all.
 **Records.** Each row keeps its own ``max_tokens``, stop tokens, temperature (0 → argmax) and its
 own ``torch.Generator`` seeded with the request's seed, so a sampled row does not depend on which
 other requests shared its batch; :func:`choose_token` is the one place where a row's logits become
-its token and log-prob (of the unscaled distribution). Reuse changes only float rounding (a
-prefix computed in an earlier pass), not the records beyond float tolerance (tested).
+its token and log-prob (of the unscaled distribution by default; a request may ask for top-p/top-k
+truncation and the sampler's log-probs, as the trainer's engine does). Reuse changes only float
+rounding (a prefix computed in an earlier pass), not the records beyond float tolerance (tested).
+
+**In-memory models.** :meth:`LocalLM.from_model` runs a model the caller already holds (the
+trainer's policy, ``algorithms/engines/local.py``) and :meth:`LocalLM.generate_together` is its
+synchronous entry point: a list of prompts in, their generations out, all joining the batch together.
 
 transformers' own continuous batching (``generate_batch``) was not used: it seeds one global
 generator for all rows and samples every row with one generation config, so a row's tokens would
@@ -74,7 +79,7 @@ LogprobConvention = Literal["unscaled", "sampler"]
 
 @dataclass(frozen=True)
 class Generation:
-    """One finished request: ids, per-token log-probs (of the unscaled distribution), text."""
+    """One finished request: ids, per-token log-probs (as :attr:`EngineRequest.logprobs` asked), text."""
 
     prompt_ids: list[int]
     completion_ids: list[int]
@@ -256,6 +261,7 @@ class LocalLM:
             tokenizer = AutoTokenizer.from_pretrained(self.path)
             model = AutoModelForCausalLM.from_pretrained(self.path, dtype=getattr(torch, dtype_name))
             model.to(device).eval()
+            check_cache_layout(model.config, self.path)
             stop = {tokenizer.eos_token_id}
             im_end = tokenizer.convert_tokens_to_ids("<|im_end|>")
             if isinstance(im_end, int) and im_end != tokenizer.unk_token_id:
@@ -282,12 +288,12 @@ class LocalLM:
         """
         name = getattr(model, "name_or_path", None) or type(model).__name__
         engine = cls(str(name), max_batch_size=max_batch_size, cache_budget_mb=cache_budget_mb)
+        check_cache_layout(model.config, engine.path)
         engine._adopt(model, tokenizer, next(model.parameters()).device, stop_ids)
         return engine
 
     def _adopt(self, model: Any, tokenizer: Any, device: Any, stop_ids: Iterable[int | None]) -> None:
-        """Make ``model`` (on ``device``) the engine's model, after checking its cache layout."""
-        check_cache_layout(model.config, self.path)
+        """Make ``model`` (on ``device``, its cache layout checked) the engine's model."""
         self._stop_ids = frozenset(int(i) for i in stop_ids if i is not None)
         self._tokenizer = tokenizer
         self._device = device
