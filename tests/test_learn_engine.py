@@ -123,17 +123,21 @@ def test_log_probs_are_the_samplers_of_the_current_weights_and_the_flag_is_resto
 
     model.eval()
     assert first.logprobs == pytest.approx(recomputed(prompt, first), abs=1e-4)
-    # the weights change in place: the next turn (whose prefix the engine cached) must see the new ones
+    # the weights change in place (enough to move these log-probs by ~0.04 through the cached keys and
+    # values): the next turn, whose prefix the engine cached, must see the new ones
+    saved = {name: tensor.clone() for name, tensor in model.state_dict().items()}
     with torch.no_grad():
-        model.model.layers[0].self_attn.k_proj.weight.mul_(1.5)
+        for layer in model.model.layers:
+            layer.self_attn.v_proj.weight.mul_(30.0)
+            layer.self_attn.o_proj.weight.mul_(30.0)
     try:
         engine.sync_weights(model, version=1)
         turn = prompt + first.ids + prompts(4, seed=9)[0]
         second = engine.generate([turn], max_new_tokens=[6], sampling=sampling, seed=1)[0]
+        assert engine.lm.stats.reused_tokens == 0  # nothing of the old weights' cache was reused
         assert second.logprobs == pytest.approx(recomputed(turn, second), abs=1e-4)
     finally:
-        with torch.no_grad():
-            model.model.layers[0].self_attn.k_proj.weight.div_(1.5)
+        model.load_state_dict(saved)
 
 
 def test_the_prefix_cache_carries_turns_and_is_dropped_once_per_new_version(chatty):
