@@ -151,6 +151,8 @@ def test_the_prefix_cache_carries_turns_and_is_dropped_once_per_new_version(chat
     engine.generate([prompt], max_new_tokens=[5], sampling=Sampling(temperature=0.0), seed=0)
     engine.sync_weights(chatty[0], version=1)  # the same version: the weights did not change
     assert len(engine.lm.prefix_cache) == 1
+    engine.sleep()  # after a rollout: the update is about to change the weights
+    assert len(engine.lm.prefix_cache) == 0
     with pytest.raises(ValueError, match="generates with the model it was made with"):
         engine.sync_weights(tiny_random_model(seed=1)[0], version=2)
 

@@ -396,7 +396,7 @@ class Trainer:
             requests = [r for g in groups[self.rank :: self.world] for r in self.schedule.requests(step, g)]
             local = self.collector.collect(requests, seed=self.services.seed(step, 1, self.rank))
             if hasattr(self.engine, "sleep"):
-                self.engine.sleep()  # vLLM: free the engine's memory for the update
+                self.engine.sleep()  # free the engine's memory (vLLM's weights, the hf engine's prefix cache)
             episodes = sorted(self.services.gather(local), key=rollout_order)
         mine = {episode.rollout_id for episode in local}
         rows = training_rows(episodes)

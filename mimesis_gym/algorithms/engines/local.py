@@ -6,7 +6,8 @@ decoding steps, an in-place slab cache, and cross-turn prefix reuse, so the next
 prefills only its new ids (its previous turn's keys and values are still in the prefix cache).
 The engine wraps the trainer's model object itself (no copy, no loading); because the prefix cache
 holds keys and values of the weights of its time, :meth:`LocalEngine.sync_weights` drops it when the
-weight version changes (the trainer calls it before every rollout and evaluation).
+weight version changes (the trainer calls it before every rollout and evaluation), and
+:meth:`LocalEngine.sleep` drops it after a rollout (the trainer calls it before the update).
 
 Records. Each row samples with its own ``torch.Generator`` seeded from ``(seed, row)`` — the call's
 seed and the row's index in the call (:func:`row_seed`) — so its ids depend on its own logits only,
@@ -78,6 +79,11 @@ class LocalEngine:
             return
         self.lm.clear_cache()
         self.synced_version = version
+
+    def sleep(self) -> None:
+        """Drop the prefix cache after a rollout (the trainer calls this before its update): its keys and
+        values are of the weights the update is about to change, and on a GPU they hold memory it can use."""
+        self.lm.clear_cache()
 
     def generate(
         self,
