@@ -18,7 +18,9 @@ Workload: the embedded SmolLM2-135M-Instruct in fp32, G = 4 episodes per task, `
 the ``cpu-tiny`` preset's budgets (16 tokens per turn), at most ``--turns`` turns; KeywordEcho
 (``algorithms/testing.py``) and TelepathyGym with the scripted user. The two sides alternate
 (project first on even repeats) after one warm-up each; generated tokens/s = tokens sampled / seconds
-inside the engine's calls, median over ``--repeats``. Ends with one ``report_ratio`` per env.
+inside the engine's calls, median over ``--repeats``. Ends with one ``report_ratio`` per env. Each
+repeat also prints the CPU seconds of the process in those calls: on a machine loaded by other jobs
+they vary less than the wall seconds.
 
     python benchmarks/trainer_generation.py [--repeats 3] [--groups 2] [--turns 3] [--threads 1]
 """
@@ -92,15 +94,21 @@ class GenerateEngine:
 
 
 class Timed:
-    """An engine wrapper that adds up the seconds spent in ``generate`` and the tokens it sampled."""
+    """An engine wrapper that adds up the wall and CPU seconds (every thread of the process) spent in
+    ``generate`` and the tokens it sampled."""
 
     def __init__(self, engine: Any) -> None:
-        self.engine, self.seconds, self.tokens = engine, 0.0, 0
+        self.engine = engine
+        self.reset()
+
+    def reset(self) -> None:
+        self.seconds, self.cpu_seconds, self.tokens = 0.0, 0.0, 0
 
     def generate(self, prompts: Sequence[Sequence[int]], **kwargs: Any) -> list[Sample]:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         samples = self.engine.generate(prompts, **kwargs)
         self.seconds += time.perf_counter() - started
+        self.cpu_seconds += time.process_time() - cpu
         self.tokens += sum(len(sample.ids) for sample in samples)
         return samples
 
@@ -120,7 +128,7 @@ def episode_requests(env_id: str, kwargs: dict[str, Any], groups: int, group_siz
 
 def collect(engine: Timed, tokenizer: Any, config: Any, requests: list[EpisodeRequest], seed: int) -> float:
     """One rollout batch; returns the engine's generated tokens/s over it."""
-    engine.seconds, engine.tokens = 0.0, 0
+    engine.reset()
     episodes = Collector(engine, tokenizer, config).collect(requests, seed=seed)
     assert episodes and engine.tokens > 0
     return engine.tokens / engine.seconds
@@ -158,6 +166,7 @@ def main() -> None:
         env_id, kwargs = ENVS[name]
         requests = episode_requests(env_id, kwargs, args.groups, config.group_size)
         rates: dict[str, list[float]] = {"project": [], "anchor": []}
+        cpu_rates: dict[str, list[float]] = {"project": [], "anchor": []}
         for repeat in range(-1, args.repeats):  # repeat -1 warms both sides up
             order = [("project", project), ("anchor", anchor)]
             for side, engine in order if repeat % 2 == 0 else order[::-1]:
@@ -165,9 +174,17 @@ def main() -> None:
                 rate = collect(engine, tokenizer, config, requests, seed=repeat + 1)
                 if repeat >= 0:
                     rates[side].append(rate)
-                    print(f"  {name} repeat {repeat}: {side} {engine.tokens} tokens in {engine.seconds:.2f} s")
+                    cpu_rates[side].append(engine.tokens / engine.cpu_seconds)
+                    print(
+                        f"  {name} repeat {repeat}: {side} {engine.tokens} tokens in {engine.seconds:.2f} s "
+                        f"({engine.cpu_seconds:.2f} CPU s)"
+                    )
         mine, theirs = statistics.median(rates["project"]), statistics.median(rates["anchor"])
-        print(f"{name}: project {mine:.1f} tokens/s, anchor {theirs:.1f} tokens/s")
+        mine_cpu, theirs_cpu = statistics.median(cpu_rates["project"]), statistics.median(cpu_rates["anchor"])
+        print(
+            f"{name}: project {mine:.1f} tokens/s, anchor {theirs:.1f} tokens/s; per CPU second "
+            f"{mine_cpu:.1f} and {theirs_cpu:.1f} ({mine_cpu / theirs_cpu:.2f}×)"
+        )
         report_ratio(
             "trainer_generation",
             f"trainer generated tokens/s, {name}",
