@@ -175,3 +175,15 @@ def test_misconfiguration_fails_loudly(chatty):
     engine = engine_for(chatty)
     with pytest.raises(ValueError, match="max_tokens must be positive"):
         engine.generate(prompts(5), max_new_tokens=[0], sampling=Sampling())
+
+
+@pytest.mark.parametrize("scale", [0.1, 3.0, 12.0])  # flat (the nucleus needs most ids) to peaked (a few)
+def test_the_nucleus_search_equals_a_full_sort(scale):
+    from mimesis_gym.core.local_lm import truncate
+
+    probs = torch.softmax(torch.randn(5000, generator=torch.Generator().manual_seed(2)) * scale, dim=-1)
+    for top_p in (0.3, 0.9, 0.999):
+        ordered, order = torch.sort(probs, descending=True)
+        keep = (torch.cumsum(ordered, dim=-1) - ordered) < top_p * probs.sum()
+        expected = torch.zeros_like(probs).scatter_(-1, order, torch.where(keep, ordered, torch.zeros_like(ordered)))
+        assert torch.equal(truncate(probs, top_p=top_p) > 0, expected > 0)
