@@ -65,8 +65,6 @@ class LocalEngine:
             model, tokenizer, stop_ids=self.stop_ids, max_batch_size=max_batch_size, cache_budget_mb=budget
         )
         self.synced_version: int | None = None
-        self.calls = 0
-        """Batched generate calls so far (tests count them)."""
 
     def sync_weights(self, model: Any, *, version: int | None = None) -> None:
         """The policy's weights may have changed: drop the prefix cache unless ``version`` is the last one seen.
@@ -99,7 +97,6 @@ class LocalEngine:
         """
         if not prompts:
             return []
-        self.calls += 1
         base = seed if seed is not None else random.getrandbits(62)
         was_training = self.model.training
         self.model.eval()
