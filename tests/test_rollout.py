@@ -7,7 +7,7 @@ torch = pytest.importorskip("torch", reason="the local stack is installed by `ma
 
 from mimesis_gym.algorithms.config import RolloutConfig  # noqa: E402
 from mimesis_gym.algorithms.engines.base import Sample  # noqa: E402
-from mimesis_gym.algorithms.engines.hf import HFEngine  # noqa: E402
+from mimesis_gym.algorithms.engines.local import LocalEngine  # noqa: E402
 from mimesis_gym.algorithms.logprobs import PolicyScorer  # noqa: E402
 from mimesis_gym.algorithms.render import ChatRenderer  # noqa: E402
 from mimesis_gym.algorithms.rollout import Collector, EpisodeRequest  # noqa: E402
@@ -34,7 +34,7 @@ def requests(count, env_id=ENV_ID, task="train-00", **kwargs):
 
 def collect_with(model, tokenizer, count=6, **config):
     renderer = ChatRenderer(tokenizer)
-    engine = HFEngine(model, tokenizer, stop_ids=renderer.stop_ids, end_of_turn_id=renderer.end_of_turn_id)
+    engine = LocalEngine(model, tokenizer, stop_ids=renderer.stop_ids, end_of_turn_id=renderer.end_of_turn_id)
     collector = Collector(engine, tokenizer, RolloutConfig(max_tokens_per_turn=config.pop("max_tokens", 16), **config))
     return collector.collect(requests(count, reward_rule="parity"), seed=3)
 

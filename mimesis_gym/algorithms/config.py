@@ -120,7 +120,9 @@ class RolloutConfig(_Group):
     mask_truncated_turns: bool = Field(False, description="mask-0 a turn cut by max_tokens_per_turn")
     env_seed: Literal["fixed", "per_group"] = Field("fixed", description="reset seed: 0, or drawn per group")
     max_concurrent_episodes: int = Field(64, ge=1, description="episodes generated together per rank")
-    engine: Literal["hf", "vllm"] = Field("hf", description="generation engine")
+    engine: Literal["hf", "vllm"] = Field(
+        "hf", description="generation engine: hf = the policy itself on the local engine; vllm = colocated vLLM"
+    )
     mixture: Literal["proportional", "uniform"] = Field("proportional", description="how envs mix in a batch")
 
 

@@ -3,7 +3,7 @@
 ``accumulate`` (default): the first prompt is the only tokenisation of a whole conversation; each
 turn is generated from the **accumulated ids**, its sampled ids (stop id included) are appended with
 mask 1, and the observation is appended as the rendered delta (``render.py``) with mask 0. Episodes
-of a batch are generated together, one left-padded batch per turn; envs are stepped concurrently in
+of a batch are generated together, one engine call per turn; envs are stepped concurrently in
 threads (each env keeps its own event loop for LLM users).
 
 ``per_turn``: each turn is its own segment whose context is the chat template applied to the public

@@ -44,7 +44,7 @@ from mimesis_gym.algorithms.advantage_step import advantage_metrics, assign, est
 from mimesis_gym.algorithms.batching import minibatches, rank_share, training_rows
 from mimesis_gym.algorithms.config import AlgorithmConfig, TrainerConfig
 from mimesis_gym.algorithms.engines.base import Sampling
-from mimesis_gym.algorithms.engines.hf import HFEngine
+from mimesis_gym.algorithms.engines.local import LocalEngine
 from mimesis_gym.algorithms.learners import Learner, RolloutBatch, select_learners
 from mimesis_gym.algorithms.logprobs import PolicyScorer
 from mimesis_gym.algorithms.losses import aggregation_weights
@@ -292,11 +292,12 @@ class Trainer:
             from mimesis_gym.algorithms.engines.vllm_colocate import VLLMColocateEngine
 
             return VLLMColocateEngine.from_model(self.policy_model, self.tokenizer, self.renderer, self.config.vllm)
-        return HFEngine(
+        return LocalEngine(  # "hf": the policy's own weights on the local engine (one decode path with eval)
             self.policy_model,
             self.tokenizer,
             stop_ids=self.renderer.stop_ids,
             end_of_turn_id=self.renderer.end_of_turn_id,
+            max_batch_size=self.config.rollout.max_concurrent_episodes,
         )
 
     # ------------------------------------------------------------------ the loop
@@ -378,7 +379,7 @@ class Trainer:
         return metrics
 
     def _sync_engine(self) -> None:
-        """Push the current weights into an engine that keeps its own copy (vLLM), once per weight version."""
+        """Tell the engine the weight version: vLLM copies the weights in, the local engine drops its prefix cache."""
         if hasattr(self.engine, "sync_weights"):
             self.engine.sync_weights(self.policy_model, version=self.state.step)
 
@@ -395,7 +396,7 @@ class Trainer:
             requests = [r for g in groups[self.rank :: self.world] for r in self.schedule.requests(step, g)]
             local = self.collector.collect(requests, seed=self.services.seed(step, 1, self.rank))
             if hasattr(self.engine, "sleep"):
-                self.engine.sleep()  # vLLM: free the engine's memory for the update
+                self.engine.sleep()  # free the engine's memory (vLLM's weights, the hf engine's prefix cache)
             episodes = sorted(self.services.gather(local), key=rollout_order)
         mine = {episode.rollout_id for episode in local}
         rows = training_rows(episodes)

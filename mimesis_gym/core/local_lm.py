@@ -22,8 +22,13 @@ episodes age out, and :meth:`LocalLM.clear_cache` drops them all.
 **Records.** Each row keeps its own ``max_tokens``, stop tokens, temperature (0 → argmax) and its
 own ``torch.Generator`` seeded with the request's seed, so a sampled row does not depend on which
 other requests shared its batch; :func:`choose_token` is the one place where a row's logits become
-its token and log-prob (of the unscaled distribution). Reuse changes only float rounding (a
-prefix computed in an earlier pass), not the records beyond float tolerance (tested).
+its token and log-prob (of the unscaled distribution by default; a request may ask for top-p/top-k
+truncation and the sampler's log-probs, as the trainer's engine does). Reuse changes only float
+rounding (a prefix computed in an earlier pass), not the records beyond float tolerance (tested).
+
+**In-memory models.** :meth:`LocalLM.from_model` runs a model the caller already holds (the
+trainer's policy, ``algorithms/engines/local.py``) and :meth:`LocalLM.generate_together` is its
+synchronous entry point: a list of prompts in, their generations out, all joining the batch together.
 
 transformers' own continuous batching (``generate_batch``) was not used: it seeds one global
 generator for all rows and samples every row with one generation config, so a row's tokens would
@@ -41,9 +46,10 @@ import random
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from mimesis_gym.core.kv_prefix_cache import KVLayers, PrefixCache
 from mimesis_gym.core.running_batch import RunningBatch, cache_keyword, check_cache_layout, last_logits_only
@@ -57,18 +63,23 @@ __all__ = [
     "EngineStats",
     "Generation",
     "LocalLM",
+    "LogprobConvention",
     "cache_budget_from_env",
     "choose_token",
     "get_local_lm",
+    "truncate",
 ]
 
 CACHE_ENV = "MIMESIS_LOCAL_LM_CACHE_MB"
 DEFAULT_CACHE_MB = 2048.0
 
+LogprobConvention = Literal["unscaled", "sampler"]
+"""The log-prob a row records (:attr:`EngineRequest.logprobs`)."""
+
 
 @dataclass(frozen=True)
 class Generation:
-    """One finished request: ids, per-token log-probs (of the unscaled distribution), text."""
+    """One finished request: ids, per-token log-probs (as :attr:`EngineRequest.logprobs` asked), text."""
 
     prompt_ids: list[int]
     completion_ids: list[int]
@@ -98,6 +109,13 @@ class EngineRequest:
     constraint: TokenConstraint | None = None
     """Constrained decoding (:mod:`mimesis_gym.core.constrained`): the row's token is chosen from, and its
     log-prob taken of, the masked distribution, and the constraint is told every chosen token."""
+    top_p: float = 1.0
+    """Nucleus truncation of the distribution the token is drawn from (1: off); never of the recorded log-prob."""
+    top_k: int | None = None
+    """Top-k truncation of the distribution the token is drawn from (None: off); never of the recorded log-prob."""
+    logprobs: LogprobConvention = "unscaled"
+    """Which log-prob is recorded: ``"unscaled"`` (the evaluation's records: ``log_softmax(logits)``) or
+    ``"sampler"`` (the trainer's: ``log_softmax(logits / T)``, T = 1 when greedy)."""
 
 
 @dataclass
@@ -125,22 +143,69 @@ class _Row:
 
 
 def choose_token(request: EngineRequest, logits: Any, generator: Any) -> tuple[int, float]:
-    """The row's next token and its log-prob under the unscaled distribution, from its logits row (CPU);
-    with a constraint, under the constrained (masked, renormalised) distribution."""
+    """The row's next token and its recorded log-prob, from its logits row (CPU).
+
+    The token is drawn from ``softmax(logits / T)`` (argmax when ``T <= 0``), truncated to the request's
+    ``top_k`` / ``top_p`` first, with the row's own ``generator``: by ``torch.multinomial`` for the
+    default ``"unscaled"`` records (the evaluation's, unchanged), by inverse-CDF sampling for
+    ``"sampler"`` ones (one uniform draw; about 10× cheaper over a 49k vocabulary on CPU). The log-prob
+    recorded is taken before any truncation, of the unscaled distribution (``request.logprobs ==
+    "unscaled"``) or of the scaled one (``"sampler"``); with a constraint, of the constrained (masked,
+    renormalised) one.
+    """
     import torch
 
-    if request.constraint is None:
-        log_probs = torch.log_softmax(logits.float(), dim=-1)
-    else:
-        log_probs = request.constraint.log_probs(logits.float())
-    if request.temperature <= 0:
+    greedy = request.temperature <= 0
+    scaled = request.logprobs == "sampler" and not greedy
+    source = logits.float() / request.temperature if scaled else logits.float()
+    constraint = request.constraint
+    log_probs = torch.log_softmax(source, dim=-1) if constraint is None else constraint.log_probs(source)
+    if greedy:
         token = int(torch.argmax(log_probs))
+    elif scaled:
+        token = _inverse_cdf(truncate(log_probs.exp(), top_p=request.top_p, top_k=request.top_k), generator)
     else:
         probs = torch.softmax(log_probs / request.temperature, dim=-1)
+        probs = truncate(probs, top_p=request.top_p, top_k=request.top_k)
         token = int(torch.multinomial(probs, 1, generator=generator))
-    if request.constraint is not None:
-        request.constraint.accept(token)
+    if constraint is not None:
+        constraint.accept(token)
     return token, float(log_probs[token])
+
+
+def _inverse_cdf(probs: Any, generator: Any) -> int:
+    """One id drawn from the (unnormalised) 1-D ``probs``: the first whose cumulative mass exceeds a uniform
+    draw scaled to the total, so an id of probability 0 is never drawn."""
+    import torch
+
+    cdf = torch.cumsum(probs, dim=-1)
+    draw = torch.rand((), generator=generator) * cdf[-1]
+    return min(int(torch.searchsorted(cdf, draw, right=True)), int(cdf.shape[-1]) - 1)
+
+
+def truncate(probs: Any, *, top_p: float = 1.0, top_k: int | None = None) -> Any:
+    """``probs`` (1-D) with every id outside the top ``top_k`` and outside the nucleus ``top_p`` set to 0
+    (not renormalised: the draw only needs the ratios). The nucleus keeps each id whose higher-ranked
+    mass is below ``top_p`` of the total, so the most likely id always stays; ids tied at the k-th
+    probability stay. The nucleus is searched among the top 256 ids first (a full sort of a 49k
+    vocabulary costs more than the whole draw), widening until it is inside."""
+    import torch
+
+    vocabulary = int(probs.shape[-1])
+    if top_k is not None and top_k < vocabulary:
+        threshold = torch.topk(probs, top_k).values[-1]
+        probs = torch.where(probs >= threshold, probs, torch.zeros_like(probs))
+    if top_p < 1.0:
+        bound = top_p * probs.sum()
+        width = min(256, vocabulary)
+        ordered, order = torch.topk(probs, width)
+        while width < vocabulary and ordered.sum() < bound:
+            width = min(vocabulary, width * 8)
+            ordered, order = torch.topk(probs, width)
+        above = torch.cumsum(ordered, dim=-1) - ordered
+        kept = torch.where(above < bound, ordered, torch.zeros_like(ordered))
+        probs = torch.zeros_like(probs).scatter_(-1, order, kept)
+    return probs
 
 
 class LocalLM:
@@ -201,15 +266,43 @@ class LocalLM:
             im_end = tokenizer.convert_tokens_to_ids("<|im_end|>")
             if isinstance(im_end, int) and im_end != tokenizer.unk_token_id:
                 stop.add(im_end)
-            self._stop_ids = frozenset(i for i in stop if i is not None)
-            self._tokenizer = tokenizer
-            self._device = torch.device(device)
-            self._cache_arg = cache_keyword(model.forward)
-            # A prefill needs only its last token's logits (the vocabulary projection of every token was a fifth of it).
-            self._last_logits = last_logits_only(model.forward)
-            if self.max_batch_size is None:
-                self.max_batch_size = 32 if device.startswith("cuda") else 8
-            self._model = model
+            self._adopt(model, tokenizer, torch.device(device), stop)
+
+    @classmethod
+    def from_model(
+        cls,
+        model: Any,
+        tokenizer: Any,
+        *,
+        stop_ids: Iterable[int],
+        max_batch_size: int | None = None,
+        cache_budget_mb: float = DEFAULT_CACHE_MB,
+    ) -> LocalLM:
+        """An engine over a model already in memory (the trainer's policy): nothing is loaded or copied.
+
+        It runs ``model`` itself on the device of its parameters, in their dtype, so it always sees the
+        current weights; its prefix cache, though, holds keys and values computed with the weights of the
+        time: call :meth:`clear_cache` whenever they change. ``stop_ids`` end a row (the chat template's
+        end-of-turn id and the eos ids). The engine never changes the model's training flag: the caller
+        puts it in eval mode around generation (the worker runs under ``torch.inference_mode``).
+        """
+        name = getattr(model, "name_or_path", None) or type(model).__name__
+        engine = cls(str(name), max_batch_size=max_batch_size, cache_budget_mb=cache_budget_mb)
+        check_cache_layout(model.config, engine.path)
+        engine._adopt(model, tokenizer, next(model.parameters()).device, stop_ids)
+        return engine
+
+    def _adopt(self, model: Any, tokenizer: Any, device: Any, stop_ids: Iterable[int | None]) -> None:
+        """Make ``model`` (on ``device``, its cache layout checked) the engine's model."""
+        self._stop_ids = frozenset(int(i) for i in stop_ids if i is not None)
+        self._tokenizer = tokenizer
+        self._device = device
+        self._cache_arg = cache_keyword(model.forward)
+        # A prefill needs only its last token's logits (the vocabulary projection of every token was a fifth of it).
+        self._last_logits = last_logits_only(model.forward)
+        if self.max_batch_size is None:
+            self.max_batch_size = 32 if device.type == "cuda" else 8
+        self._model = model
 
     @property
     def tokenizer(self) -> Any:
@@ -263,6 +356,59 @@ class LocalLM:
         self._inbox.put(EngineRequest(list(prompt_ids), max_tokens, float(temperature), seed, loop, future, constraint))
         self._ensure_worker()
         return await future
+
+    def generate_together(
+        self,
+        prompts: Sequence[Sequence[int]],
+        *,
+        max_tokens: Sequence[int],
+        temperature: float,
+        seeds: Sequence[int | None],
+        top_p: float = 1.0,
+        top_k: int | None = None,
+        logprobs: LogprobConvention = "unscaled",
+    ) -> list[Generation]:
+        """Generate for every prompt at once and block until all are done; results in prompt order.
+
+        The synchronous entry point (the trainer's engine): the requests are queued together, so they
+        join the running batch together, each with its own ``max_tokens``, its own generator seeded with
+        its ``seeds`` entry (``None``: random) and the shared sampling options (see :func:`choose_token`).
+        A failing request raises here and the others are cancelled (their rows leave the batch). Callable
+        from any thread, also one running an event loop (the wait then happens on a helper thread).
+        """
+        if not prompts:
+            return []
+        if len(max_tokens) != len(prompts) or len(seeds) != len(prompts):
+            raise ValueError(
+                f"{len(prompts)} prompts need as many max_tokens and seeds, got {len(max_tokens)} and {len(seeds)}"
+            )
+        if min(max_tokens) < 1:
+            raise ValueError("max_tokens must be positive for every prompt")
+        if not all(prompts):
+            raise ValueError("a prompt has no tokens")
+        options = {"top_p": float(top_p), "top_k": top_k, "logprobs": logprobs}
+        self.load()
+
+        def wait() -> list[Generation]:
+            loop = asyncio.new_event_loop()
+            futures: list[asyncio.Future[Generation]] = [loop.create_future() for _ in prompts]
+            try:
+                for prompt, limit, seed, future in zip(prompts, max_tokens, seeds, futures, strict=True):
+                    request = EngineRequest(list(prompt), int(limit), float(temperature), seed, loop, future, **options)
+                    self._inbox.put(request)
+                self._ensure_worker()
+                return loop.run_until_complete(asyncio.gather(*futures))
+            finally:
+                for future in futures:
+                    future.cancel()  # a no-op once answered; otherwise the worker drops the row
+                loop.close()
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return wait()
+        with ThreadPoolExecutor(max_workers=1) as helper:
+            return helper.submit(wait).result()
 
     def _ensure_worker(self) -> None:
         with self._load_lock:
@@ -369,13 +515,14 @@ class LocalLM:
         batch.leave(leaving)
 
     def _finish(self, row: _Row, layers: KVLayers) -> None:
-        """Answer the row and store its cache (prompt plus every completion token fed back) for reuse."""
+        """Store the row's cache (prompt plus every completion token fed back) for reuse, then answer it
+        (in that order: an answered caller may clear the cache at once, as the trainer does when its weights change)."""
         ids = row.completion
         visible = ids[:-1] if row.finish == "stop" else ids
         text = self._tokenizer.decode(visible, skip_special_tokens=True)
         prompt = row.request.prompt_ids
-        _settle(row.request, Generation(prompt, ids, row.logprobs, text, row.finish or "length"))
         self.prefix_cache.put(prompt + ids[:-1], layers)
+        _settle(row.request, Generation(prompt, ids, row.logprobs, text, row.finish or "length"))
 
 
 def _settle(request: EngineRequest, result: Generation | None = None, *, error: BaseException | None = None) -> None:

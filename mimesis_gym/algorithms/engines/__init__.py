@@ -3,8 +3,9 @@
 See docs/algorithms.md, "Generation engines".
 
 Every engine implements :class:`~mimesis_gym.algorithms.engines.base.GenerationEngine`:
-``generate(prompts, max_new_tokens=..., sampling=..., seed=...) -> list[Sample]``. ``hf`` runs the
-training model itself (transformers); ``vllm_colocate`` runs a vLLM engine in the training process
+``generate(prompts, max_new_tokens=..., sampling=..., seed=...) -> list[Sample]``. ``local`` (the
+``rollout.engine="hf"`` value) runs the training model itself on the local engine
+(:mod:`mimesis_gym.core.local_lm`); ``vllm_colocate`` runs a vLLM engine in the training process
 (extra ``vllm``, GPU only).
 """
 
