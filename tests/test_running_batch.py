@@ -135,3 +135,28 @@ def test_several_rows_leave_at_once_in_any_order(model, cache_arg):
 def test_a_batch_needs_room_for_a_row(model, cache_arg):
     with pytest.raises(ValueError, match="at least one row"):
         RunningBatch(model, cache_arg, capacity=0)
+
+
+def test_rows_of_equal_length_keep_their_mask_and_decode_as_if_alone(model, cache_arg, monkeypatch):
+    """Without padding transformers would drop a 2-D mask, and SDPA would repeat keys per head group (slow on CPU)."""
+    if model.config._attn_implementation != "sdpa":
+        pytest.skip("the 4-D mask is for SDPA")
+    ids = prompt(9, 3)
+    expected = alone(model, cache_arg, ids)[0]
+    calls = []
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    monkeypatch.setattr(
+        torch.nn.functional,
+        "scaled_dot_product_attention",
+        lambda *args, **kwargs: (
+            calls.append((kwargs.get("attn_mask"), kwargs.get("enable_gqa"))) or sdpa(*args, **kwargs)
+        ),
+    )
+    batch: RunningBatch[int] = RunningBatch(model, cache_arg, capacity=2)
+    for name in range(2):
+        batch.join(name, prefill(model, cache_arg, ids)[0])
+    calls.clear()  # the decode steps' attention only
+    for step in range(3):
+        logits = batch.step([FEED[step]] * 2)
+        assert all(torch.allclose(row, expected[step], atol=1e-4) for row in logits)
+    assert calls and all(mask is not None and not gqa for mask, gqa in calls)

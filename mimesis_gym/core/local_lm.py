@@ -16,8 +16,14 @@ prefix shared with a finished request's ids (its prompt plus the completion toke
 reused and only the rest is prefilled, so the next turn of a conversation costs its new tokens,
 not the whole conversation. Finished rows store their cache there; least-recently-used entries
 are evicted under ``cache_budget_mb`` (default 2048 MiB, or ``MIMESIS_LOCAL_LM_CACHE_MB`` for
-:func:`get_local_lm`; ``0`` turns reuse off). There is no per-episode release: entries of ended
-episodes age out, and :meth:`LocalLM.clear_cache` drops them all.
+:func:`get_local_lm`; ``0`` turns reuse off). Requests that join together and start with the same
+prefix of at least ``SHARED_PREFILL_MIN_TOKENS`` (a system prompt, a group's identical prompts)
+have it prefilled once and stored as a shared entry, which each of them (and later ones) reuses.
+There is no per-episode release: entries of ended episodes age out, and :meth:`LocalLM.clear_cache` drops them all.
+
+**Packed weights.** On CPU, an engine that loaded its model from a path packs its linear layers'
+weights once for oneDNN (:mod:`mimesis_gym.core.packed_linear`, ``MIMESIS_LOCAL_LM_PACK=auto|off``);
+an engine over a model handed to it never does, since those weights change.
 
 **Records.** Each row keeps its own ``max_tokens``, stop tokens, temperature (0 → argmax) and its
 own ``torch.Generator`` seeded with the request's seed, so a sampled row does not depend on which
@@ -51,7 +57,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from mimesis_gym.core.kv_prefix_cache import KVLayers, PrefixCache
+from mimesis_gym.core.kv_prefix_cache import KVLayers, PrefixCache, shared_prefix_lengths
+from mimesis_gym.core.packed_linear import pack_linear_layers, packing_from_env
 from mimesis_gym.core.running_batch import RunningBatch, cache_keyword, check_cache_layout, last_logits_only
 
 if TYPE_CHECKING:
@@ -72,6 +79,9 @@ __all__ = [
 
 CACHE_ENV = "MIMESIS_LOCAL_LM_CACHE_MB"
 DEFAULT_CACHE_MB = 2048.0
+SHARED_PREFILL_MIN_TOKENS = 32
+"""A prefix that joining prompts share is prefilled once when it is at least this long (a forward pass at
+batch 1 costs a read of every weight, more than a few tokens of prefill)."""
 
 LogprobConvention = Literal["unscaled", "sampler"]
 """The log-prob a row records (:attr:`EngineRequest.logprobs`)."""
@@ -232,6 +242,8 @@ class LocalLM:
         self.stats = EngineStats()
         self._load_lock = threading.Lock()
         self._model: Any = None
+        self.packed_layers = 0
+        """Linear layers packed for oneDNN at load (:mod:`mimesis_gym.core.packed_linear`; 0 on GPU or when off)."""
         self._tokenizer: Any = None
         self._device: Any = None
         self._cache_arg = "past_key_values"
@@ -261,6 +273,8 @@ class LocalLM:
             tokenizer = AutoTokenizer.from_pretrained(self.path)
             model = AutoModelForCausalLM.from_pretrained(self.path, dtype=getattr(torch, dtype_name))
             model.to(device).eval()
+            if packing_from_env():  # the engine alone runs what it loaded, so the packed weights never go stale
+                self.packed_layers = pack_linear_layers(model)
             check_cache_layout(model.config, self.path)
             stop = {tokenizer.eos_token_id}
             im_end = tokenizer.convert_tokens_to_ids("<|im_end|>")
@@ -438,8 +452,10 @@ class LocalLM:
                         waiting.append(self._inbox.get_nowait())
                     except queue.Empty:
                         break
-                while waiting and len(batch) < limit:
-                    self._admit(waiting.popleft(), batch)
+                joining = [waiting.popleft() for _ in range(min(len(waiting), limit - len(batch)))]
+                self._share_prefixes([request for request in joining if not request.future.done()])
+                for request in joining:
+                    self._admit(request, batch)
                 if batch:
                     self._step(batch)
 
@@ -462,6 +478,21 @@ class LocalLM:
                 self._finish(row, layers)
         except Exception as error:  # answered to this request only
             _settle(request, error=error)
+
+    def _share_prefixes(self, requests: list[EngineRequest]) -> None:
+        """Prefill once, and keep in the prefix cache as shared, each prefix that joining prompts start with
+        (a system prompt, a group's identical prompts) beyond what the cache already holds; each request's
+        own prefill then reuses it. A failure here is left to the requests' own prefills to report."""
+        if len(requests) < 2 or self.prefix_cache.budget_bytes == 0:
+            return
+        prompts = [request.prompt_ids for request in requests]
+        for prompt, length in zip(prompts, shared_prefix_lengths(prompts), strict=True):
+            if length >= SHARED_PREFILL_MIN_TOKENS and length > self.prefix_cache.match(prompt):
+                try:
+                    layers, _ = self._prefill(prompt[:length])
+                except Exception:  # the same prefill, per request, answers the error
+                    return
+                self.prefix_cache.put(prompt[:length], layers, shared=True)
 
     def _prefill(self, prompt_ids: list[int]) -> tuple[KVLayers, Any]:
         """(the prompt's keys and values, last-token logits), prefilling only what the cache lacks."""

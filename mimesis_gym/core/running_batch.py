@@ -12,7 +12,8 @@ every row's real tokens end at the shared column ``end``, row ``i``'s occupy
 new keys and values at column ``end`` of its slab and hands the attention a view, so a step copies
 nothing of the cache. (transformers' ``DynamicCache`` concatenates every layer's whole cache at
 every step: at 8 rows of 900 tokens that copy was 18 % of a decode step of the tiny model; see
-``benchmarks/local_engine.py``.)
+``benchmarks/local_engine.py``.) Under SDPA on CPU the step hands the model a ready 4-D boolean mask,
+so transformers never drops it when no row is padded (see :meth:`RunningBatch.step`).
 
 **Joining and leaving.** A joining row's prefilled cache (batch 1, no padding) is written into the
 next free slot; a leaving row's slot takes the last row (one row copied; rows reorder, and
@@ -164,9 +165,15 @@ class RunningBatch(Generic[Row]):
         self._mask[:rows, self.end] = 1
         for layer in self._layers:
             layer.show(rows, self.start, self.end)
+        mask = self._mask[:rows, self.start : self.end + 1]
+        if device.type == "cpu" and getattr(self.model.config, "_attn_implementation", None) == "sdpa":
+            # Given a 2-D mask with no padding (rows of equal length, a lone row), transformers drops it and
+            # SDPA on CPU then repeats keys per head group (enable_gqa): 2x a bf16 decode step of the tiny model.
+            # A ready 4-D mask is used as is, and a masked single-token query is grouped per KV head instead.
+            mask = mask.bool()[:, None, None, :]
         output = self.model(
             input_ids=torch.tensor(tokens, dtype=torch.long, device=device).unsqueeze(-1),
-            attention_mask=self._mask[:rows, self.start : self.end + 1],
+            attention_mask=mask,
             position_ids=torch.tensor(self.lengths, dtype=torch.long, device=device).unsqueeze(-1),
             use_cache=True,
             **{self.cache_arg: self._cache},
