@@ -9,7 +9,8 @@ when the benchmark started and when it reported.
 
 - A benchmark whose script is not in this checkout is skipped with a line saying so.
 - A benchmark that fails (non-zero exit, or past ``--timeout``) is a row saying so, with the tail of
-  its log; the table still prints and the exit status is 1.
+  its log; the table still prints and the exit status is 1. Past the timeout (or on Ctrl-C) its whole
+  process group is stopped, servers it started included.
 - A benchmark that ran but reported no row is a row saying so (it does not end with ``report_ratio``).
 
 Each benchmark's output goes to ``NAME.log`` in ``--log-dir`` (default: a new temporary folder,
@@ -26,10 +27,12 @@ absolute).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
 import platform
+import signal
 import subprocess
 import sys
 import tempfile
@@ -119,6 +122,36 @@ def log_tail(path: Path, lines: int = 15) -> str:
     return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
 
 
+def run_bounded(command: list[str], environment: dict[str, str], output: Any, timeout: float) -> int | None:
+    """Run ``command`` in its own process group; its exit status, or ``None`` when it ran past ``timeout``.
+
+    Past the timeout, or when this process is interrupted, the whole group — the benchmark and any
+    server it started — is stopped (:func:`stop_group`).
+    """
+    process = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=output, stderr=subprocess.STDOUT,
+                               start_new_session=True)  # fmt: skip
+    try:
+        return process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stop_group(process)
+        return None
+    except BaseException:
+        stop_group(process)
+        raise
+
+
+def stop_group(process: subprocess.Popen[bytes], grace: float = 10.0) -> None:
+    """SIGTERM to the process group led by ``process``; after it exits (or ``grace`` seconds), SIGKILL to
+    whatever of the group is left (a server that outlived its benchmark)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=grace)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
 def run_benchmark(benchmark: Benchmark, quick: bool, log_dir: Path, timeout: float) -> Outcome:
     """Run one benchmark as a subprocess; its rows, or a failed / no-rows / skipped outcome."""
     if not benchmark.path.exists():
@@ -131,12 +164,8 @@ def run_benchmark(benchmark: Benchmark, quick: bool, log_dir: Path, timeout: flo
     print(f"[compare] {benchmark.name}: {' '.join(command[1:])} (log {log})", flush=True)
     load_start, started = load_average(), time.perf_counter()
     with log.open("w", encoding="utf-8") as output:
-        try:
-            code = subprocess.run(command, cwd=ROOT, env=environment, stdout=output, stderr=subprocess.STDOUT,
-                                  timeout=timeout, check=False).returncode  # fmt: skip
-            detail = f"exit status {code}"
-        except subprocess.TimeoutExpired:
-            code, detail = -1, f"timed out after {timeout:g} s"
+        code = run_bounded(command, environment, output, timeout)
+    detail = f"exit status {code}" if code is not None else f"timed out after {timeout:g} s"
     outcome = Outcome(benchmark.name, read_rows(rows_file), "ok", "", time.perf_counter() - started,
                       (load_start, load_average()), str(log))  # fmt: skip
     if code != 0:

@@ -11,6 +11,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -90,6 +91,42 @@ def test_compare_prints_one_table_and_writes_json(fake_benchmarks: Path, tmp_pat
     assert len(first["load"]) == 2 and second["load"] is None
     assert (second["ratio"], second["meets_goal"]) == (1.5, False)
     assert out.with_suffix(".md").read_text().count("\n| ") == len(table)
+
+
+HANGING = """
+import subprocess, sys, time
+server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+open(sys.argv[1], "w").write(str(server.pid))
+print("started a server", flush=True)
+time.sleep(600)
+"""
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its parent counts as gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_compare_stops_a_benchmark_past_its_timeout_and_its_server(tmp_path: Path) -> None:
+    (tmp_path / "hanging.py").write_text(HANGING)
+    pid_file = tmp_path / "server.pid"
+    listing = tmp_path / "list.json"
+    listing.write_text(json.dumps([{"name": "hanging", "script": str(tmp_path / "hanging.py"),
+                                    "args": [str(pid_file)]}]))  # fmt: skip
+    done = run_compare("--benchmarks", str(listing), "--timeout", "3", "--log-dir", str(tmp_path / "logs"))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "| hanging | FAILED: timed out after 3 s |" in done.stdout
+    assert "started a server" in done.stdout  # the log's tail
+    server = int(pid_file.read_text())
+    for _ in range(50):  # the orphaned server is reaped by init soon after it is killed
+        if not alive(server):
+            break
+        time.sleep(0.1)
+    assert not alive(server)
 
 
 def test_compare_only_and_full_mode(fake_benchmarks: Path, tmp_path: Path) -> None:
