@@ -70,9 +70,9 @@ BENCHMARKS = [
     Benchmark("update_scaling", "benchmarks/update_scaling.py", [], []),
     Benchmark("content_retries", "benchmarks/content_retries.py", ["--json-modes", "auto,off"],
               ["--episodes", "4", "--turns", "2", "--json-modes", "off"]),
-    Benchmark("env_overhead", "benchmarks/env_overhead.py", [], ["--repeats", "9", "--batch", "100"]),
-    Benchmark("integration_overhead", "benchmarks/integration_overhead.py", [],
-              ["--steps", "200", "--repeats", "5"]),
+    # the overhead benchmarks take seconds at full size: quick mode keeps it (fewer repeats only add noise)
+    Benchmark("env_overhead", "benchmarks/env_overhead.py", [], []),
+    Benchmark("integration_overhead", "benchmarks/integration_overhead.py", [], []),
 ]  # fmt: skip
 """The side-by-side benchmarks, in the order they run (each ends with ``report_ratio`` rows)."""
 
