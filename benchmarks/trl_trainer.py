@@ -24,7 +24,7 @@ Tokens: generated = the model's own tokens (TRL's ``tool_mask``, our action toke
 token of every trained sequence (prompt, replies, env text). Per trainer and env it prints s/step,
 generated tokens/s during generation, all tokens/s over the step, update seconds and update tokens/s,
 then one ``report_ratio`` row (benchmarks/ratios.py) per comparison and env; ``spread`` is the
-min–max of the per-step ratios.
+min–max of the per-step ratios (none with one measured step).
 
 The issue's author measured (2 cores, loaded): TRL 90.5 s/step (KeywordEcho), 109 s (TelepathyGym)
 vs ours 19.1 / 46.3 s; generated tokens/s TRL 12.6 / 14.5 vs ours 6.7 / 11.5.
@@ -287,9 +287,10 @@ def report(env: str, trl: Side, ours: Side, load_at_start: float) -> None:
     """One ratio row per comparison: ours over TRL, the medians of the measured steps."""
     for comparison, (unit, better, value, _, goal) in RATES.items():
         per_step = [value(o) / value(t) for t, o in zip(trl.measured, ours.measured, strict=False) if value(t)]
+        spread = per_step if len(per_step) > 1 else None
         report_ratio(BENCHMARK, f"{comparison}, {env}", unit=unit, anchor="TRL GRPOTrainer",
                      anchor_value=trl.median(value), project_value=ours.median(value), better=better,  # type: ignore[arg-type]
-                     n=len(per_step), spread=per_step, goal=goal, load_at_start=load_at_start)  # fmt: skip
+                     n=len(per_step), spread=spread, goal=goal, load_at_start=load_at_start)  # fmt: skip
 
 
 def run_env(env: str, args: argparse.Namespace, model_path: str, load_at_start: float) -> None:

@@ -1,4 +1,4 @@
-"""``benchmarks/compare.py`` (``make bench-compare``) and the row format of ``benchmarks/ratios.py``.
+"""``benchmarks/compare.py`` (``make bench-compare``), ``benchmarks/ratios.py``'s rows and trl_trainer's flags.
 
 compare.py runs real subprocesses: small benchmark scripts written here that report their rows
 through the real ``report_ratio`` (one that reports two rows, one that fails, one that reports
@@ -184,3 +184,18 @@ def test_ratio_rows_and_verdicts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     with pytest.raises(ValueError, match="better must be 'higher' or 'lower', not 'faster'"):
         ratios.report_ratio("b", "c", unit="s", anchor="a", anchor_value=1.0, project_value=1.0,
                             better="faster", n=1)  # type: ignore[arg-type]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--envs", "keyword,nope"], "--envs 'keyword,nope': unknown ['nope']; choose from ['keyword', 'telepathy']"),
+        (["--steps", "1"], "--steps 1: at least 2 (the first is a warm-up)"),
+        (["--group", "1"], "--group 1: GRPO needs at least 2 rollouts per prompt"),
+    ],
+)
+def test_trl_trainer_rejects_bad_flags_in_one_line(args: list[str], message: str) -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "trl_trainer.py"), *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 2
+    assert message in done.stderr and "Traceback" not in done.stderr
