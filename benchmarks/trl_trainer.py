@@ -32,7 +32,8 @@ vs ours 19.1 / 46.3 s; generated tokens/s TRL 12.6 / 14.5 vs ours 6.7 / 11.5.
     python benchmarks/trl_trainer.py [--envs keyword,telepathy] [--steps 3] [--group 4] [--prompts 2]
         [--turns 4] [--tokens-per-turn 16] [--lr 5e-5] [--threads 2] [--quick]
 
-``--quick`` (bench-compare): 2 steps (one measured), G 2, 1 prompt, 2 turns of 16 tokens.
+``--quick`` (bench-compare): 2 steps (one measured), G 2, 1 prompt, 2 turns of 16 tokens. Both trainers
+share the process: the defaults on TelepathyGym grew it past 14 GB (give it about 16 GB free).
 """
 
 from __future__ import annotations
