@@ -12,7 +12,9 @@ default: a fault kind stops being retried for a role once the last 8 retried cal
 and ``adaptive warm`` (the same adaptive client again over the same episodes, as later in a longer
 run, its window already spent). Both one by one and 16 episodes at a time. Prints steps/s, requests
 per step, the requests relative to retries off and failed steps (steps whose ``info["user_failure"]``
-is set) for each.
+is set) for each, then two ``report_ratio`` rows (benchmarks/ratios.py) per json mode and
+concurrency: requests/step of adaptive (warm) over off and, where retries on answered more steps than
+off, the share of steps answered by adaptive over on.
 
 Goals: retries on reach >= 1.0x the steps/s of retries off and fail fewer steps (issue 13); where
 retries never help, adaptive sends <= 1.1x the requests of retries off once its window is spent,
@@ -34,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+from ratios import load_average, report_ratio
 
 import mimesis_gym  # noqa: F401  (registers the env ids)
 from mimesis_gym.core.conventions import RetryPolicy
@@ -132,7 +135,7 @@ async def run(user: CountingModel, work: list[tuple[str, int]], turns: int, conc
     return Result(sum(s for s, _ in outcomes), sum(f for _, f in outcomes), CountingModel.requests, seconds)
 
 
-def measure(base_url: str, episodes: int, turns: int, json_modes: list[str]) -> None:
+def measure(base_url: str, episodes: int, turns: int, json_modes: list[str], load_at_start: float) -> None:
     pack = gym.make("mimesis/TurtleGym-v0").unwrapped.task_pack
     tasks = [task.id for task in pack.pool("test")]
     work = [(tasks[i % len(tasks)], i) for i in range(episodes)]
@@ -155,6 +158,25 @@ def measure(base_url: str, episodes: int, turns: int, json_modes: list[str]) -> 
                 f"{result.failed:>7} {result.steps:>6}",
                 flush=True,
             )
+        report_rows(results, f"json_mode {json_mode}, {concurrency} at a time", load_at_start)
+
+
+def report_rows(results: dict[str, Result], shape: str, load_at_start: float) -> None:
+    """The ratio rows of one json mode and concurrency: requests per step of adaptive retries (window spent)
+    over retries off (goal <= 1.1: where retries never help they stop) and, where retries on answered more
+    steps than off (they rescue replies), the share of steps answered by adaptive over on (goal >= 1.0)."""
+    off = results["off"]
+    report_ratio("content_retries", f"requests/step, adaptive retries (window spent), {shape}",
+                 unit="requests/step", anchor="retries off", anchor_value=off.requests / off.steps,
+                 project_value=results["adaptive warm"].requests / results["adaptive warm"].steps, better="lower",
+                 n=1, goal=1.1, load_at_start=load_at_start)  # fmt: skip
+    answered = {variant: (r.steps - r.failed) / r.steps for variant, r in results.items()}
+    if answered["on"] <= answered["off"]:
+        print(f"(no rescue row for {shape}: retries on answered no more steps than off, so none were rescued)")
+        return
+    report_ratio("content_retries", f"steps answered (rescue), adaptive retries, {shape}", unit="share of steps",
+                 anchor="retries on", anchor_value=answered["on"], project_value=answered["adaptive"],
+                 better="higher", n=1, goal=1.0, load_at_start=load_at_start)  # fmt: skip
 
 
 def main() -> None:
@@ -169,15 +191,16 @@ def main() -> None:
     )
     args = parser.parse_args()
     modes = args.json_modes.split(",")
+    load_at_start = load_average()
     if args.base_url:
-        measure(args.base_url, args.episodes, args.turns, modes)
+        measure(args.base_url, args.episodes, args.turns, modes, load_at_start)
         return
     from mimesis_gym.users.serve import tiny_server
 
     python = os.environ.get("MIMESIS_VLLM_PYTHON", str(Path(__file__).resolve().parents[1] / ".venv-vllm/bin/python"))
     with tiny_server(python, log_file=os.devnull) as server:
         server.wait_healthy(timeout_s=600)
-        measure(server.command.base_url, args.episodes, args.turns, modes)
+        measure(server.command.base_url, args.episodes, args.turns, modes, load_at_start)
 
 
 if __name__ == "__main__":

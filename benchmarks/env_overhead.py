@@ -7,6 +7,9 @@ Targets on a 2-core CPU (issues #2, #5): construct+reset ≤ 0.1 ms after the fi
 env, FunctionGym's step ≤ 12 µs (UserRL's FunctionGym: 1.0 ms and 12 µs; UserRL's TravelGym re-reads
 eight data files and reshuffles every option table at each construction).
 
+The two sides alternate batch by batch. Ends with one ``report_ratio`` row (benchmarks/ratios.py) per
+FunctionGym measure beside the bare env (no ratio goal: the targets are absolute, printed above).
+
     python benchmarks/env_overhead.py [--repeats 41] [--batch 200]
 """
 
@@ -19,6 +22,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 import gymnasium as gym
+from ratios import load_average, report_ratio
 
 import mimesis_gym  # noqa: F401
 from mimesis_gym.core.spaces import UnicodeText
@@ -49,14 +53,24 @@ if "bench/Bare-v0" not in gym.registry:
     gym.register("bench/Bare-v0", entry_point=BareEnv, max_episode_steps=10**9)
 
 
+def batch_us(run_batch: Callable[[int], None], batch: int) -> float:
+    """The mean cost of one call over one batch, in microseconds."""
+    start = time.perf_counter_ns()
+    run_batch(batch)
+    return (time.perf_counter_ns() - start) / batch / 1000
+
+
 def median_us(run_batch: Callable[[int], None], batch: int, repeats: int) -> float:
     """Median over ``repeats`` batches of the mean cost of one call, in microseconds."""
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter_ns()
-        run_batch(batch)
-        samples.append((time.perf_counter_ns() - start) / batch / 1000)
-    return statistics.median(samples)
+    return statistics.median(batch_us(run_batch, batch) for _ in range(repeats))
+
+
+def paired_us(
+    ours: Callable[[int], None], bare: Callable[[int], None], batch: int, repeats: int
+) -> tuple[list[float], list[float]]:
+    """Per-call microseconds of ``ours`` and ``bare`` over ``repeats`` batches each, alternated."""
+    pairs = [(batch_us(ours, batch), batch_us(bare, batch)) for _ in range(repeats)]
+    return [o for o, _ in pairs], [b for _, b in pairs]
 
 
 def construct_reset(factory: Callable[[], gym.Env]) -> Callable[[int], None]:
@@ -114,9 +128,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=41)
     parser.add_argument("--batch", type=int, default=200)
     args = parser.parse_args()
+    load_at_start = load_average()
 
     FunctionEnv().reset(seed=0)  # the first load reads the pack once per process
-    rows = []
+    rows, reports = [], []
     for label, ours, bare in [
         ("construct+reset (raw class)", construct_reset(FunctionEnv), construct_reset(BareEnv)),
         (
@@ -131,9 +146,13 @@ def main() -> None:
             stepping(gym.make("bench/Bare-v0")),
         ),
     ]:
-        ours_us = median_us(ours, args.batch, args.repeats)
-        bare_us = median_us(bare, args.batch, args.repeats)
+        ours_runs, bare_runs = paired_us(ours, bare, args.batch, args.repeats)
+        ours_us, bare_us = statistics.median(ours_runs), statistics.median(bare_runs)
         rows.append((label, ours_us, bare_us, ours_us / bare_us))
+        spread = [o / b for o, b in zip(ours_runs, bare_runs, strict=True)]
+        reports.append(lambda label=label, o=ours_us, b=bare_us, spread=spread: report_ratio(
+            "env_overhead", f"FunctionGym {label}", unit="us", anchor="bare gymnasium.Env", anchor_value=b,
+            project_value=o, better="lower", n=args.repeats, spread=spread, load_at_start=load_at_start))  # fmt: skip
 
     print(f"{'measure':<30} {'FunctionGym':>12} {'bare Env':>10} {'ratio':>7}")
     for label, ours_us, bare_us, ratio in rows:
@@ -147,6 +166,9 @@ def main() -> None:
     for name, reset_us, step_us in env_rows:
         flag = "" if reset_us <= 100 else "  (over 0.1 ms)"
         print(f"{name:<12} {reset_us:>14.1f}µs {reset_us / function_reset:>11.2f}x {step_us:>12.1f}µs{flag}")
+    print()
+    for report in reports:
+        report()
 
 
 if __name__ == "__main__":

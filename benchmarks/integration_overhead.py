@@ -22,7 +22,9 @@ the env called in process with that same wrapper stack: the cost of the adapter'
 
 The runs alternate (in-process, adapter, in-process, …) and the median of ``--repeats`` runs of
 each is compared, so a busy machine slows both alike. Prints steps/s and the ratio
-in-process / adapter (the goal: at most 1.1).
+in-process / adapter (the goal: at most 1.1), and ends with one ``report_ratio`` row per adapter and
+env (benchmarks/ratios.py; microseconds per step, the adapter's over in-process, so the ratio is that
+same in-process / adapter) and one for OpenEnv (no goal of its own there: its goal is the total rate).
 
     python benchmarks/integration_overhead.py [--env mimesis/FunctionGym-v0|ID,ID|all] [--steps 1000] [--repeats 15]
 
@@ -49,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+from ratios import load_average, report_ratio
 
 import mimesis_gym  # registers the env ids; ENV_IDS
 from mimesis_gym.integrations.episode import EnvRecipe
@@ -229,24 +232,25 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--clients", type=int, default=16, help="OpenEnv clients (sessions) sharing the steps")
     args = parser.parse_args()
+    load_at_start = load_average()
 
     env_ids = list(mimesis_gym.ENV_IDS) if args.env == "all" else args.env.split(",")
     summary: dict[str, dict[str, float]] = {}
     for env_id in env_ids:
         task_ids = [task.id for task in gym.make(env_id).unwrapped.task_pack.pool("test")]
         print(f"{env_id}, scripted user, {args.steps} steps per run, median of {args.repeats} runs")
-        summary[env_id] = adapter_rows(env_id, task_ids, args.steps, args.repeats)
+        summary[env_id] = adapter_rows(env_id, task_ids, args.steps, args.repeats, load_at_start)
     if len(env_ids) > 1:
         print_summary(summary)
     if importlib.util.find_spec("openenv") is None:
         print(f"{'OpenEnv':<12} (left out: openenv-core is not installed here; run in the main venv)")
     else:
         task_ids = [task.id for task in gym.make(env_ids[0]).unwrapped.task_pack.pool("test")]
-        openenv_row(args, env_ids[0], task_ids, in_process(env_ids[0], task_ids))
+        openenv_row(args, env_ids[0], task_ids, in_process(env_ids[0], task_ids), load_at_start)
 
 
-def adapter_rows(env_id: str, task_ids: list[str], steps: int, repeats: int) -> dict[str, float]:
-    """The TRL and verl rows of one env; returns in-process / path for each path measured."""
+def adapter_rows(env_id: str, task_ids: list[str], steps: int, repeats: int, load_at_start: float) -> dict[str, float]:
+    """The TRL and verl rows of one env, each also reported as a ratio row; returns in-process / path for each."""
     baseline = in_process(env_id, task_ids)
     ratios: dict[str, float] = {}
     print(f"{'path':<12} {'steps/s':>10} {'in-process / path':>18}")
@@ -286,7 +290,27 @@ def adapter_rows(env_id: str, task_ids: list[str], steps: int, repeats: int) -> 
                 f"{floor_rate / rate:.3f}x of it"
             )
         ratios.setdefault("step_us", 1e6 / base_rate)
+        report_overhead(f"{name} adapter, {env_id}", ours, theirs, load_at_start, goal=1.1)
     return ratios
+
+
+def report_overhead(
+    comparison: str, in_process_rates: list[float], path_rates: list[float], load_at_start: float, goal: float | None
+) -> None:
+    """A ratio row in microseconds per step (better lower): the path's over in-process, runs paired for the spread."""
+    report_ratio(
+        "integration_overhead",
+        comparison,
+        unit="us/step",
+        anchor="in-process env",
+        anchor_value=1e6 / statistics.median(in_process_rates),
+        project_value=1e6 / statistics.median(path_rates),
+        better="lower",
+        n=len(path_rates),
+        spread=[base / path for base, path in zip(in_process_rates, path_rates, strict=True)],
+        goal=goal,
+        load_at_start=load_at_start,
+    )
 
 
 def print_summary(summary: dict[str, dict[str, float]]) -> None:
@@ -311,7 +335,9 @@ def process_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def openenv_row(args: argparse.Namespace, env_id: str, task_ids: list[str], baseline: Runner) -> None:
+def openenv_row(
+    args: argparse.Namespace, env_id: str, task_ids: list[str], baseline: Runner, load_at_start: float
+) -> None:
     """The OpenEnv server over loopback with ``--clients`` sessions: total steps/s (goal >= 1,000).
 
     Also prints the CPU time per step of the server process and of the clients' process, which
@@ -337,6 +363,8 @@ def openenv_row(args: argparse.Namespace, env_id: str, task_ids: list[str], base
         f"{'OpenEnv':<12} {rate:>10.0f} {base_rate / rate:>17.3f}x  ({args.clients} clients over loopback; {verdict})"
     )
     print(f"{'':<12} CPU per step: server {server_cpu * per_step:.0f} us, clients {client_cpu * per_step:.0f} us")
+    # no per-call goal: the OpenEnv goal is a total rate (>= 1,000 steps/s), printed above
+    report_overhead(f"OpenEnv server, {args.clients} clients, {env_id}", ours, theirs, load_at_start, goal=None)
 
 
 if __name__ == "__main__":
