@@ -13,7 +13,7 @@ PYTEST_ARGS ?=
 # apt-get needs root: sudo when make runs as another user.
 SUDO ?= $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: run test test-portable test-slow test-vllm test-verl test-browser vllm-cpu lint docs bench bench-demo bench-learn bench-users bench-humans bench-rollouts check clean
+.PHONY: run test test-portable test-slow test-vllm test-verl test-browser vllm-cpu lint docs bench bench-demo bench-learn bench-users bench-humans bench-rollouts bench-compare check clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -129,6 +129,10 @@ bench-humans: $(VENV)/.installed-dev
 bench-robustness: $(VENV)/.installed-dev
 	$(PY) benchmarks/behavior_checks.py
 	$(PY) benchmarks/robustness.py
+
+# The side-by-side table of ratios (docs/performance.md); BENCH_COMPARE_ARGS=--quick for the short mode.
+bench-compare: $(VENV)/.installed-dev $(VLLM_VENV)/.installed-vllm
+	MIMESIS_VLLM_PYTHON=$(VLLM_VENV)/bin/python $(PY) benchmarks/compare.py --out runs/bench_compare/table $(BENCH_COMPARE_ARGS)
 
 bench-rollouts: $(VENV)/.installed-dev $(VLLM_VENV)/.installed-vllm
 	MIMESIS_VLLM_PYTHON=$(VLLM_VENV)/bin/python $(PY) benchmarks/rollout_throughput.py
