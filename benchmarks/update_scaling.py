@@ -19,7 +19,10 @@ skips its backward. Per shape and size, alternated, after one warm-up each, medi
   advantage per row, ``old_per_token_logps`` absent as with one iteration per generation), then
   the backward, the gradient clip and its AdamW step. No generation is run.
 
-Both sides start from the same weights (fp32) and count every input token. The last lines are the
+Both sides start from the same weights (fp32) and count every input token. The table gives, per
+shape and size, the seconds, the seconds per 1k tokens and the seconds per 1k tokens added since
+the size before (``+s/1k``: the update is a fixed cost — the optimizer step, the gradient clip —
+plus a cost per token, and linear scaling keeps that second column flat). The last lines are the
 ``report_ratio`` rows: update tokens/s vs TRL (all shapes and sizes pooled as total tokens over
 total seconds, goal ≥ 1.2×) and the linearity of the update (seconds per 1k tokens at the largest
 size over that at the smallest, median over the shapes, goal ≤ 1.2×).
@@ -237,13 +240,18 @@ def parse_args() -> argparse.Namespace:
 
 
 def print_table(cells: list[Cell], with_trl: bool) -> None:
-    """Per shape and size: seconds, seconds per 1k tokens (the linearity fit), tokens/s, and TRL's."""
-    print(f"\n{'shape':<7}{'tokens':>7}{'rows':>5}{'project s':>11}{'s/1k tok':>10}{'tok/s':>8}"
+    """Per shape and size: seconds, seconds per 1k tokens and per 1k more tokens than the size before
+    (the linearity fit), tokens/s, and TRL's."""
+    print(f"\n{'shape':<7}{'tokens':>7}{'rows':>5}{'project s':>11}{'s/1k tok':>10}{'+s/1k':>7}{'tok/s':>8}"
           + (f"{'TRL s':>9}{'TRL tok/s':>11}{'× TRL':>7}" if with_trl else ""))  # fmt: skip
-    for cell in cells:
+    for k, cell in enumerate(cells):
         ours = cell.median("project")
+        before = cells[k - 1] if k and cells[k - 1].shape == cell.shape else None
+        marginal = (
+            "" if before is None else f"{1000 * (ours - before.median('project')) / (cell.tokens - before.tokens):.2f}"
+        )
         line = f"{cell.shape:<7}{cell.tokens:>7}{cell.rows:>5}{ours:>11.2f}{1000 * ours / cell.tokens:>10.2f}"
-        line += f"{cell.tokens / ours:>8.1f}"
+        line += f"{marginal:>7}{cell.tokens / ours:>8.1f}"
         if with_trl:
             trl = cell.median("TRL")
             line += f"{trl:>9.2f}{cell.tokens / trl:>11.1f}{trl / ours:>7.2f}"
