@@ -10,6 +10,7 @@ from mimesis_gym.algorithms.batching import (  # noqa: E402
     PAD_SLACK,
     balance,
     collate,
+    packed_spans,
     padding_fraction,
     plan_micro_batches,
 )
@@ -100,3 +101,43 @@ def test_gradients_flow_only_through_scored_positions(scorer):
     assert values.requires_grad and values[0, 3].item() == 0.0 and values[0, 1].item() == 0.0
     values.sum().backward()
     assert scorer.model.lm_head.weight.grad.abs().sum() > 0
+
+
+def test_packed_spans_hold_whole_sequences_within_the_width():
+    positions = [0, 1, 2, 0, 1, 0, 1, 2, 3, 0]  # sequences of 3, 2, 4 and 1 tokens
+    assert packed_spans(positions, 5) == [(0, 5), (5, 10)]
+    assert packed_spans(positions, 100) == [(0, 10)]
+    assert packed_spans([0, 1, 0, 1, 2, 3, 4, 5, 6, 0, 1], 5) == [(0, 2), (2, 9), (9, 11)]  # a long one alone
+    assert packed_spans([], 5) == [] and packed_spans([0, 1, 2], 2) == [(0, 3)]
+
+
+def test_a_long_packed_row_runs_in_bounded_spans_with_the_same_log_probs_and_gradients(scorer):
+    """Attention over one packed row costs time quadratic in its tokens: the scorer runs spans of whole
+    sequences instead (issue 31.2), and the log-probs and gradients stay those of the whole row."""
+    generator = random.Random(3)
+    rows = [[generator.randrange(3, 97) for _ in range(n)] for n in (9, 4, 12, 7, 5, 11, 3)]
+    masks = [[0] * 2 + [1] * (len(row) - 2) for row in rows]
+    batch = collate(rows, packing=True, pad_id=0)
+    mask = batch.place(masks, dtype=torch.bool)
+    lengths: list[int] = []
+    hook = scorer.model.model.register_forward_pre_hook(
+        lambda module, args, kwargs: lengths.append(kwargs["input_ids"].shape[1]), with_kwargs=True
+    )
+    results, saved = [], scorer.span_tokens
+    try:
+        for span_tokens in (10**6, 16):  # one span of the whole row, then spans of at most 16 tokens
+            scorer.span_tokens, lengths[:] = span_tokens, []
+            scorer.zero_grad()
+            values, _ = scorer(batch.input_ids, mask, batch.position_ids, batch.attention_mask)
+            values.sum().backward()
+            gradient = scorer.model.model.layers[0].self_attn.q_proj.weight.grad.clone()
+            results.append((batch.take(values.detach()), gradient, list(lengths)))
+    finally:
+        hook.remove()
+        scorer.span_tokens = saved
+        scorer.zero_grad()
+    (whole, whole_grad, whole_calls), (spans, span_grad, span_calls) = results
+    assert whole_calls == [51] and len(span_calls) > 1 and max(span_calls) <= 16 and sum(span_calls) == 51
+    for a, b in zip(whole, spans, strict=True):
+        assert a == pytest.approx(b, abs=1e-5)
+    assert torch.allclose(whole_grad, span_grad, atol=1e-6)

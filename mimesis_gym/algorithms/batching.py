@@ -9,6 +9,9 @@
   combines it with the plain plan.
 * :func:`collate` builds the tensors of one micro-batch and remembers where each row landed, so
   per-token values can be laid out (:meth:`Collated.place`) and read back (:meth:`Collated.take`).
+* :func:`packed_spans` cuts a packed row into spans of whole sequences of at most
+  :data:`PACKED_SPAN_TOKENS` tokens, which the scorer runs one by one: attention over one packed
+  row costs time quadratic in its tokens, over bounded spans linear.
 * :class:`Row` is one training sequence of a rollout batch; :func:`training_rows`,
   :func:`minibatches` and :func:`rank_share` cut a batch into mini-batches and each rank's share.
 """
@@ -24,6 +27,7 @@ from mimesis_gym.algorithms.records import Episode
 
 __all__ = [
     "MIN_SHARED_PREFIX",
+    "PACKED_SPAN_TOKENS",
     "PAD_SLACK",
     "Collated",
     "MicroPlan",
@@ -32,6 +36,7 @@ __all__ = [
     "collate",
     "common_prefix",
     "minibatches",
+    "packed_spans",
     "padding_fraction",
     "plan_micro",
     "plan_micro_batches",
@@ -46,6 +51,16 @@ PAD_SLACK = 1.25
 MIN_SHARED_PREFIX = 256
 """Rows share their prefix in one forward only when it is at least this many tokens long (the default of
 ``update.prefix_sharing_min_tokens``): a shorter one saves less than the extra forward costs."""
+
+PACKED_SPAN_TOKENS = 512
+"""The longest span of a packed row that runs through the model at once (a longer sequence is a span of its own).
+
+Attention runs over the whole input it is given, the packed sequences kept apart by a block-diagonal
+mask whose masked blocks are computed all the same: one packed row of a 3,000-token micro-batch spent
+about 40 % of the update in attention, and the update's seconds per token grew with the batch.
+Spans of whole sequences, at most this long, keep attention's cost per token bounded
+(docs/algorithms.md, "Micro-batches and packing"); 256–1,024 measured alike, 512 best.
+"""
 
 
 def balance(lengths: Sequence[int], ranks: int) -> list[list[int]]:
@@ -261,6 +276,26 @@ def collate(
         places=[(b, 0, len(row)) for b, row in enumerate(rows)],
         real_tokens=sum(len(row) for row in rows),
     )
+
+
+def packed_spans(positions: Sequence[int], width: int = PACKED_SPAN_TOKENS) -> list[tuple[int, int]]:
+    """``(start, end)`` spans of a packed row's ``positions`` that hold whole sequences, at most ``width`` tokens.
+
+    A sequence starts wherever the position does not follow the one before (as the model's packed-row
+    mask reads it). Consecutive sequences join a span while it stays within ``width``; a longer
+    sequence is a span of its own. The spans cover the row in order.
+    """
+    if not len(positions):
+        return []
+    starts = [k for k in range(len(positions)) if k == 0 or positions[k] != positions[k - 1] + 1]
+    spans: list[tuple[int, int]] = []
+    begin = 0
+    for start, end in zip(starts, [*starts[1:], len(positions)], strict=True):
+        if end - begin > width and start > begin:
+            spans.append((begin, start))
+            begin = start
+    spans.append((begin, len(positions)))
+    return spans
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,11 @@ at the id found there, computed in fp32 over chunks of at most ``chunk_size`` po
 head runs on the selected hidden states only. The log-prob of the id at position ``k`` comes from
 the logits at ``k − 1`` (every per-token array is indexed by the predicted position).
 
+A packed row (position ids, no attention mask) longer than ``span_tokens`` runs through the model in
+spans of whole sequences (:func:`~mimesis_gym.algorithms.batching.packed_spans`), so attention
+costs time linear, not quadratic, in the row's tokens; the sequences never attend to each other
+either way, so the result is the same up to float rounding.
+
 With ``shared_prefix=P`` the rows' first ``P`` tokens are identical (a group's prompt): they run
 once, as one row whose key/value cache every row then attends to. Gradients flow through that
 cache, so the result and its gradients are those of the full rows (up to float rounding) for
@@ -18,6 +23,7 @@ from typing import Any
 
 import torch
 
+from mimesis_gym.algorithms.batching import PACKED_SPAN_TOKENS, packed_spans
 from mimesis_gym.core.running_batch import cache_keyword
 
 __all__ = ["PolicyScorer", "selective_log_softmax"]
@@ -45,10 +51,11 @@ class PolicyScorer(torch.nn.Module):
     so: that prefix then runs once.
     """
 
-    def __init__(self, model: Any, *, chunk_size: int = 1024) -> None:
+    def __init__(self, model: Any, *, chunk_size: int = 1024, span_tokens: int = PACKED_SPAN_TOKENS) -> None:
         super().__init__()
         self.model = model
         self.chunk_size = chunk_size
+        self.span_tokens = span_tokens
         config = getattr(model, "config", None)
         self.softcap = getattr(config, "final_logit_softcapping", None)
         self.cache_arg = cache_keyword(getattr(model, model.base_model_prefix).forward)
@@ -102,9 +109,19 @@ class PolicyScorer(torch.nn.Module):
         """The base model's last hidden states ``(B, T, H)``; the shared prefix, if any, runs once."""
         base = getattr(self.model, self.model.base_model_prefix)
         if not shared_prefix:
-            return base(
-                input_ids=input_ids, position_ids=position_ids, attention_mask=attention_mask, use_cache=False
-            ).last_hidden_state
+            spans = [(0, input_ids.shape[1])]
+            if attention_mask is None and position_ids is not None and input_ids.shape[0] == 1:
+                spans = packed_spans(position_ids[0].tolist(), self.span_tokens)
+            parts = [
+                base(
+                    input_ids=input_ids[:, start:end],
+                    position_ids=None if position_ids is None else position_ids[:, start:end],
+                    attention_mask=attention_mask,
+                    use_cache=False,
+                ).last_hidden_state
+                for start, end in spans
+            ]
+            return parts[0] if len(parts) == 1 else torch.cat(parts, dim=1)
         rows, p = input_ids.shape[0], shared_prefix
         if not 0 < p < input_ids.shape[1]:
             raise ValueError(f"shared_prefix {p} must leave at least one token of rows {tuple(input_ids.shape)}")
