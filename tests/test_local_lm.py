@@ -254,3 +254,29 @@ def test_an_engine_on_cpu_packs_its_linear_layers_and_keeps_its_records(engine, 
     monkeypatch.setenv(PACK_ENV, "fast")
     with pytest.raises(ValueError, match=PACK_ENV):
         packing_from_env()
+
+
+def test_sibling_layers_are_packed_as_one_product_with_the_same_outputs(monkeypatch):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from mimesis_gym.core import packed_linear
+
+    path = str(ensure_tiny_model())
+    models = [AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval() for _ in range(2)]
+    assert packed_linear.pack_linear_layers(models[0]) > 0
+    monkeypatch.setattr(packed_linear, "SIBLINGS", ())
+    assert packed_linear.pack_linear_layers(models[1]) == sum(
+        1 for m in models[0].modules() if hasattr(m, "product") or hasattr(m, "packed_weight")
+    )
+    attention, mlp = models[0].model.layers[0].self_attn, models[0].model.layers[0].mlp
+    assert attention.q_proj.product is attention.k_proj.product is attention.v_proj.product
+    assert mlp.gate_proj.product is mlp.up_proj.product
+    inputs = torch.randn((2, 5, attention.q_proj.in_features), generator=torch.Generator().manual_seed(1))
+    separate = models[1].model.layers[0].self_attn
+    with torch.inference_mode():
+        # any order, and a sibling asking twice gets a fresh product
+        for name in ("v_proj", "q_proj", "k_proj", "k_proj"):
+            assert torch.equal(getattr(attention, name)(inputs), getattr(separate, name)(inputs))
+        ids = torch.arange(100, 160).unsqueeze(0)
+        assert torch.equal(models[0](input_ids=ids).logits, models[1](input_ids=ids).logits)

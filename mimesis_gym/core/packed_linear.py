@@ -12,6 +12,13 @@ embedding). The packed copy never follows later changes of the weights, so only 
 loaded for inference alone is packed (the engine packs what it loaded from a path, never a model
 handed to it). ``MIMESIS_LOCAL_LM_PACK`` chooses: ``auto`` (default: pack on CPU when oneDNN
 answers a probe layer like ``linear`` does) or ``off``. torch is imported inside functions only.
+
+**Sibling layers packed as one.** Layers of one module that read the same input (:data:`SIBLINGS`:
+attention's query, key and value projections; the gated MLP's gate and up halves) are packed as one
+weight: the first of them called with an input computes every sibling's output in one product and
+the others take their slices of it. A oneDNN call has a fixed cost of some 20 µs, which dominates a
+decode step's small products: one row, float32, q/k/v 86 → 51 µs and gate/up 121 → 96 µs a layer
+(2 cores; outputs identical to the separate packed layers').
 """
 
 from __future__ import annotations
@@ -19,11 +26,15 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["PACK_ENV", "pack_linear_layers", "packing_from_env"]
+__all__ = ["PACK_ENV", "SIBLINGS", "pack_linear_layers", "packing_from_env"]
 
 PACK_ENV = "MIMESIS_LOCAL_LM_PACK"
 PROBE_TOLERANCE = 1e-2
 """Largest difference, relative to the output's scale, the probe accepts between packed and plain outputs."""
+
+
+SIBLINGS = (("q_proj", "k_proj", "v_proj"), ("gate_proj", "up_proj"))
+"""Names of a module's linear layers that its forward applies to one same input (Llama, Qwen2, Mistral, ...)."""
 
 
 def packing_from_env() -> bool:
@@ -53,6 +64,85 @@ def _packed_module_class() -> type:
     return PackedLinear
 
 
+class _SiblingProduct:
+    """One packed weight for sibling layers; :meth:`output` serves each sibling its slice of one product.
+
+    The product of the latest input is kept until every sibling has taken its slice (the input is
+    recognised by identity); a sibling asking again, or for another input, starts a new product.
+    """
+
+    def __init__(self, linears: list[Any]) -> None:
+        import torch
+
+        weight = torch.cat([linear.weight.detach() for linear in linears])
+        self.weight = torch.ops.mkldnn._reorder_linear_weight(weight)
+        biases = [linear.bias for linear in linears]
+        self.bias = None if biases[0] is None else torch.cat([bias.detach() for bias in biases])
+        self.sizes = [linear.out_features for linear in linears]
+        self._input: Any = None
+        self._parts: tuple[Any, ...] = ()
+        self._taken: set[int] = set()
+
+    def output(self, inputs: Any, index: int) -> Any:
+        import torch
+
+        if inputs is not self._input or index in self._taken:
+            product = torch.ops.mkldnn._linear_pointwise(inputs, self.weight, self.bias, "none", [], "")
+            self._input, self._parts, self._taken = inputs, product.split(self.sizes, dim=-1), set()
+        self._taken.add(index)
+        part = self._parts[index]
+        if len(self._taken) == len(self.sizes):  # every sibling served: hold no activation between calls
+            self._input, self._parts = None, ()
+        return part
+
+
+def _sibling_module_class() -> type:
+    import torch
+
+    class PackedSibling(torch.nn.Module):
+        """One of several sibling layers packed together (see :class:`_SiblingProduct`)."""
+
+        def __init__(self, linear: Any, product: _SiblingProduct, index: int) -> None:
+            super().__init__()
+            self.in_features, self.out_features = linear.in_features, linear.out_features
+            self.product, self.index = product, index
+
+        def forward(self, inputs: Any) -> Any:
+            return self.product.output(inputs, self.index)
+
+    return PackedSibling
+
+
+def _sibling_groups(model: Any, packable: set[int]) -> list[tuple[Any, tuple[str, ...]]]:
+    """(module, names) for each :data:`SIBLINGS` group whose layers are all packable, of one input width,
+    dtype, and either all with or all without a bias."""
+    groups = []
+    for module in model.modules():
+        for names in SIBLINGS:
+            linears = [getattr(module, name, None) for name in names]
+            if not all(id(linear) in packable for linear in linears):
+                continue
+            if len({(lin.in_features, lin.weight.dtype, lin.bias is None) for lin in linears}) == 1:
+                groups.append((module, names))
+    return groups
+
+
+def _probe_siblings(linears: list[Any], product: _SiblingProduct) -> bool:
+    """Whether each sibling's slice answers a random input as its plain layer does."""
+    import torch
+
+    first = linears[0]
+    inputs = torch.randn((3, first.in_features), dtype=first.weight.dtype, generator=torch.Generator().manual_seed(0))
+    for index, linear in enumerate(linears):
+        want = torch.nn.functional.linear(inputs, linear.weight, linear.bias).float()
+        got = product.output(inputs, index).float()
+        if not bool(torch.isfinite(got).all()) or float((got - want).abs().max()) > PROBE_TOLERANCE * (
+            float(want.abs().max()) + 1.0
+        ):
+            return False
+    return True
+
+
 def _probe(linear: Any, packed: Any) -> bool:
     """Whether the packed layer answers a random input as the plain one does (within :data:`PROBE_TOLERANCE`)."""
     import torch
@@ -66,10 +156,12 @@ def _probe(linear: Any, packed: Any) -> bool:
 
 
 def pack_linear_layers(model: Any) -> int:
-    """Swap, in place, every ``torch.nn.Linear`` of a CPU model for a :class:`PackedLinear`; how many were swapped.
+    """Swap, in place, every ``torch.nn.Linear`` of a CPU model for a packed one; how many were swapped.
 
-    Nothing changes (0) where the weights are not on the CPU, oneDNN is missing, or the first layer's
-    probe fails or raises. Call it under no autograd: the packed layers do not train.
+    :data:`SIBLINGS` groups share one packed weight (``PackedSibling`` layers), every other layer gets
+    its own (:class:`PackedLinear`). Nothing changes (0) where the weights are not on the CPU, oneDNN is
+    missing, or the probe of the first layer (and of the first group) fails or raises. Call it under no
+    autograd: the packed layers do not train.
     """
     import torch
 
@@ -83,15 +175,28 @@ def pack_linear_layers(model: Any) -> int:
     ]
     if not parents:
         return 0
-    packed_class = _packed_module_class()
+    packed_class, sibling_class = _packed_module_class(), _sibling_module_class()
+    groups = _sibling_groups(model, {id(child) for _, _, child in parents})
+    grouped = {id(getattr(module, name)) for module, names in groups for name in names}
     try:
         with torch.inference_mode():
             first = packed_class(parents[0][2])
             if not _probe(parents[0][2], first):
                 return 0
-            swaps = [(*parents[0][:2], first)] + [
-                (parent, name, packed_class(child)) for parent, name, child in parents[1:]
+            swaps = [
+                (parent, name, first if child is parents[0][2] else packed_class(child))
+                for parent, name, child in parents
+                if id(child) not in grouped
             ]
+            for number, (module, names) in enumerate(groups):
+                linears = [getattr(module, name) for name in names]
+                product = _SiblingProduct(linears)
+                if number == 0 and not _probe_siblings(linears, product):
+                    return 0
+                swaps += [
+                    (module, name, sibling_class(linear, product, index))
+                    for index, (name, linear) in enumerate(zip(names, linears, strict=True))
+                ]
     except (RuntimeError, NotImplementedError, AttributeError):  # no such op, or no kernel for this CPU/dtype
         return 0
     for parent, name, packed in swaps:
