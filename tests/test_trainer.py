@@ -8,6 +8,7 @@ torch = pytest.importorskip("torch", reason="the local stack is installed by `ma
 
 from mimesis_gym.algorithms.config import TrainerConfig  # noqa: E402
 from mimesis_gym.algorithms.losses import aggregate, aggregation_weights  # noqa: E402
+from mimesis_gym.algorithms.policy import fused_adamw  # noqa: E402
 from mimesis_gym.algorithms.render import TemplateNotIncrementalError  # noqa: E402
 from mimesis_gym.algorithms.testing import ENV_ID, ReplayCollector, tiny_random_model  # noqa: E402
 from mimesis_gym.algorithms.trainer import DropoutError, Trainer  # noqa: E402
@@ -242,3 +243,12 @@ def test_loss_options_and_per_turn_contexts_run(tmp_path):
     assert {"loss/kl", "entropy"} <= set(metrics) and metrics["grad_norm"] > 0
     sampler, _ = run(tmp_path / "s", "grpo", *SMALL, "loss.old_logprob_source=sampler", "update.mini_batch_prompts=1")
     assert sampler.step()["ppo_kl"] == pytest.approx(0.0, abs=1e-3)  # sampler and recompute agree
+
+
+def test_adamw_is_fused_where_torch_has_the_kernel_unless_turned_off(tmp_path):
+    assert (fused_adamw("auto", "cpu"), fused_adamw("auto", "meta"), fused_adamw("on", "meta")) == (True, None, True)
+    assert fused_adamw("off", "cpu") is None
+    fused, _ = run(tmp_path / "a", "grpo", *SMALL)
+    loop, _ = run(tmp_path / "b", "grpo", *SMALL, "optim.fused=off")
+    assert fused.optimizer.optimizer.param_groups[0]["fused"] is True
+    assert not loop.optimizer.optimizer.param_groups[0]["fused"]

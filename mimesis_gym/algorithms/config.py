@@ -126,6 +126,11 @@ class RolloutConfig(_Group):
     mixture: Literal["proportional", "uniform"] = Field("proportional", description="how envs mix in a batch")
 
 
+def on_off_from_bool(cls: Any, value: Any) -> Any:
+    """An ``auto``/``on``/``off`` field's value given as a boolean (YAML reads ``on``/``off`` as booleans)."""
+    return {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) else value
+
+
 class OptimConfig(_Group):
     """AdamW and its schedule."""
 
@@ -135,6 +140,12 @@ class OptimConfig(_Group):
     warmup_steps: int = Field(0, ge=0, description="linear warm-up optimizer steps")
     schedule: Literal["constant", "linear", "cosine"] = Field("constant", description="lr schedule after warm-up")
     grad_clip: float = Field(1.0, gt=0.0, description="gradient-norm clip")
+    fused: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="torch's fused AdamW kernel (auto: on CPU and CUDA parameters; off: the per-tensor loop)",
+    )
+
+    _fused_from_bool = field_validator("fused", mode="before")(on_off_from_bool)
 
 
 class UpdateConfig(_Group):
@@ -161,11 +172,7 @@ class UpdateConfig(_Group):
     prefix_sharing_min_tokens: int = Field(256, ge=1, description="shortest prefix worth a micro-batch of its own")
     gradient_checkpointing: bool | None = Field(None, description="None: on when training on GPU")
 
-    @field_validator("packing", "prefix_sharing", mode="before")
-    @classmethod
-    def _packing_from_bool(cls, value: Any) -> Any:
-        # YAML reads on/off as booleans
-        return {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) else value
+    _packing_from_bool = field_validator("packing", "prefix_sharing", mode="before")(on_off_from_bool)
 
 
 class LossConfig(_Group):

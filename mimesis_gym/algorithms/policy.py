@@ -22,6 +22,7 @@ __all__ = [
     "DropoutError",
     "check_no_dropout",
     "frozen_reference",
+    "fused_adamw",
     "load_policy",
     "packing_supported",
     "policy_path",
@@ -75,6 +76,21 @@ def load_policy(policy: Any, dtype: str = "float32") -> tuple[Any, Any]:
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     return model, tokenizer
+
+
+def fused_adamw(mode: str, device: Any) -> bool | None:
+    """AdamW's ``fused`` argument for ``optim.fused`` on ``device``.
+
+    ``auto`` takes torch's fused kernel where torch has one (CPU and CUDA parameters): one pass over
+    all parameters instead of a loop of small ops per tensor (AdamW over the tiny model's 135M
+    parameters on one CPU thread: 0.6–0.75 s a step as a loop, 0.09–0.12 s fused). The results differ
+    from the loop's by float rounding only. ``off`` gives ``None`` (torch's default implementation).
+    """
+    if mode == "off":
+        return None
+    if mode == "on":
+        return True
+    return True if torch.device(device).type in ("cpu", "cuda") else None
 
 
 def update_precision_problem(dtype: str, lr: float) -> str | None:

@@ -53,6 +53,7 @@ from mimesis_gym.algorithms.policy import (
     DropoutError,
     check_no_dropout,
     frozen_reference,
+    fused_adamw,
     load_policy,
     packing_supported,
     prefix_sharing_supported,
@@ -195,7 +196,11 @@ class Trainer:
 
         scorer = PolicyScorer(model)
         optimizer = torch.optim.AdamW(
-            scorer.parameters(), lr=cfg.optim.lr, betas=tuple(cfg.optim.betas), weight_decay=cfg.optim.weight_decay
+            scorer.parameters(),
+            lr=cfg.optim.lr,
+            betas=tuple(cfg.optim.betas),
+            weight_decay=cfg.optim.weight_decay,
+            fused=fused_adamw(cfg.optim.fused, accelerator.device),
         )
         self.scorer, self.optimizer = accelerator.prepare(scorer, optimizer)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer.optimizer, lr_schedule(cfg, self.total_steps))
