@@ -66,8 +66,10 @@ BENCHMARKS = [
               ["--repeats", "2", "--groups", "1", "--turns", "2"]),
     Benchmark("local_engine", "benchmarks/local_engine.py", ["--turns", "8", "--batch", "8"],
               ["--turns", "4", "--batch", "8", "--skip-reuse-off"]),
-    Benchmark("learner_efficiency", "benchmarks/learner_efficiency.py", [], ["--repeats", "2", "--episodes", "4"]),
-    Benchmark("update_scaling", "benchmarks/update_scaling.py", [], []),
+    Benchmark("local_engine_fp32", "benchmarks/local_engine.py", ["--turns", "8", "--batch", "8", "--dtype", "float32"],
+              ["--turns", "4", "--batch", "8", "--skip-reuse-off", "--dtype", "float32"]),
+    Benchmark("update_scaling", "benchmarks/update_scaling.py", [],
+              ["--sizes", "300,1500,3000", "--shapes", "multi,grpo", "--repeats", "1"]),
     Benchmark("content_retries", "benchmarks/content_retries.py", ["--json-modes", "auto,off"],
               ["--episodes", "4", "--turns", "2", "--json-modes", "off"]),
     # the overhead benchmarks take seconds at full size: quick mode keeps it (fewer repeats only add noise)
