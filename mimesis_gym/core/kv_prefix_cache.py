@@ -12,7 +12,7 @@ Contract:
   logits). An entry the prompt *fully* extends is removed (its conversation moved on and will be
   stored again, longer), unless it was stored as ``shared`` (a prefix that several prompts start
   with, such as a system prompt); an entry matched only in part stays for other requests.
-* :meth:`PrefixCache.match` is the length :meth:`take` would reuse, with no side effects.
+* :meth:`PrefixCache.match` is the length :meth:`PrefixCache.take` would reuse, with no side effects.
 * :meth:`PrefixCache.put` evicts least-recently-used entries until the new one fits in
   ``budget_bytes``; an entry larger than the whole budget is not stored, and a budget of ``0``
   stores nothing (reuse off). Entries that are a prefix of the new one are dropped as redundant.
@@ -91,7 +91,7 @@ class PrefixCache:
             self.bytes_used = 0
 
     def match(self, prompt_ids: Sequence[int]) -> int:
-        """How many prompt tokens :meth:`take` would reuse now (nothing changes)."""
+        """How many prompt tokens :meth:`PrefixCache.take` would reuse now (nothing changes)."""
         import torch
 
         if not self._entries or len(prompt_ids) < 2:

@@ -6,7 +6,7 @@ freezing uses). On the tiny model (2 cores) a 576×1536 layer at 8 rows took 550
 float32 and 170 → 110-140 µs in bfloat16 (identical outputs in bfloat16, differences of ~1e-4 in
 float32 from another summation order); see ``benchmarks/local_engine.py``.
 
-:func:`pack_linear_layers` swaps every ``torch.nn.Linear`` of a model for a :class:`PackedLinear`
+:func:`pack_linear_layers` swaps every ``torch.nn.Linear`` of a model for a ``PackedLinear``
 holding the packed weight; the original weight is freed unless something else holds it (a tied
 embedding). The packed copy never follows later changes of the weights, so only a model that is
 loaded for inference alone is packed (the engine packs what it loaded from a path, never a model
@@ -159,7 +159,7 @@ def pack_linear_layers(model: Any) -> int:
     """Swap, in place, every ``torch.nn.Linear`` of a CPU model for a packed one; how many were swapped.
 
     :data:`SIBLINGS` groups share one packed weight (``PackedSibling`` layers), every other layer gets
-    its own (:class:`PackedLinear`). Nothing changes (0) where the weights are not on the CPU, oneDNN is
+    its own (``PackedLinear``). Nothing changes (0) where the weights are not on the CPU, oneDNN is
     missing, or the probe of the first layer (and of the first group) fails or raises. Call it under no
     autograd: the packed layers do not train.
     """
