@@ -360,10 +360,7 @@ class LocalLM:
         With a ``constraint`` (:mod:`mimesis_gym.core.constrained`), the row's tokens are chosen from, and its
         log-probs taken of, the constrained distribution; the constraint is told every chosen token.
         """
-        if max_tokens < 1:
-            raise ValueError("max_tokens must be positive")
-        if not prompt_ids:
-            raise ValueError("the prompt has no tokens")
+        _check_request(prompt_ids, max_tokens)
         await asyncio.to_thread(self.load)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Generation] = loop.create_future()
@@ -396,10 +393,8 @@ class LocalLM:
             raise ValueError(
                 f"{len(prompts)} prompts need as many max_tokens and seeds, got {len(max_tokens)} and {len(seeds)}"
             )
-        if min(max_tokens) < 1:
-            raise ValueError("max_tokens must be positive for every prompt")
-        if not all(prompts):
-            raise ValueError("a prompt has no tokens")
+        for prompt, limit in zip(prompts, max_tokens, strict=True):
+            _check_request(prompt, limit)
         options = {"top_p": float(top_p), "top_k": top_k, "logprobs": logprobs}
         self.load()
 
@@ -554,6 +549,14 @@ class LocalLM:
         prompt = row.request.prompt_ids
         self.prefix_cache.put(prompt + ids[:-1], layers)
         _settle(row.request, Generation(prompt, ids, row.logprobs, text, row.finish or "length"))
+
+
+def _check_request(prompt_ids: Sequence[int], max_tokens: int) -> None:
+    """A request the engine can serve: at least one prompt token and one token to generate."""
+    if max_tokens < 1:
+        raise ValueError("max_tokens must be positive")
+    if not prompt_ids:
+        raise ValueError("the prompt has no tokens")
 
 
 def _settle(request: EngineRequest, result: Generation | None = None, *, error: BaseException | None = None) -> None:

@@ -133,14 +133,18 @@ def _probe_siblings(linears: list[Any], product: _SiblingProduct) -> bool:
 
     first = linears[0]
     inputs = torch.randn((3, first.in_features), dtype=first.weight.dtype, generator=torch.Generator().manual_seed(0))
-    for index, linear in enumerate(linears):
-        want = torch.nn.functional.linear(inputs, linear.weight, linear.bias).float()
-        got = product.output(inputs, index).float()
-        if not bool(torch.isfinite(got).all()) or float((got - want).abs().max()) > PROBE_TOLERANCE * (
-            float(want.abs().max()) + 1.0
-        ):
-            return False
-    return True
+    return all(_answers_like(linear, inputs, product.output(inputs, index)) for index, linear in enumerate(linears))
+
+
+def _answers_like(linear: Any, inputs: Any, got: Any) -> bool:
+    """Whether ``got`` is finite and within :data:`PROBE_TOLERANCE` of the plain ``linear`` on ``inputs``."""
+    import torch
+
+    want = torch.nn.functional.linear(inputs, linear.weight, linear.bias).float()
+    got = got.float()
+    return bool(torch.isfinite(got).all()) and float((got - want).abs().max()) <= PROBE_TOLERANCE * (
+        float(want.abs().max()) + 1.0
+    )
 
 
 def _probe(linear: Any, packed: Any) -> bool:
@@ -148,11 +152,7 @@ def _probe(linear: Any, packed: Any) -> bool:
     import torch
 
     inputs = torch.randn((3, linear.in_features), dtype=linear.weight.dtype, generator=torch.Generator().manual_seed(0))
-    want = torch.nn.functional.linear(inputs, linear.weight, linear.bias).float()
-    got = packed(inputs).float()
-    return bool(torch.isfinite(got).all()) and float((got - want).abs().max()) <= PROBE_TOLERANCE * (
-        float(want.abs().max()) + 1.0
-    )
+    return _answers_like(linear, inputs, packed(inputs))
 
 
 def pack_linear_layers(model: Any) -> int:

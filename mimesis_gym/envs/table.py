@@ -181,13 +181,13 @@ class EnvTable:
         for entry in self:
             if name == entry.id or name.lower() == entry.short:
                 return entry
-        aliased = self._find_alias(name)
-        if aliased is not None:
-            return aliased
         if name in gym.registry:
             outside = self._outside_entry(name)
             if outside is not None:
                 return outside
+        aliased = self._find_alias(name)  # last: it imports every env class of the table
+        if aliased is not None:
+            return aliased
         known = ", ".join(f"{entry.short} ({entry.id})" for entry in self if listed_kind in (None, entry.kind))
         raise ValueError(f"unknown env {name!r}; known: {known}")
 
